@@ -1,0 +1,45 @@
+# Two commands for users: `make test` and `make demo`. Both bootstrap .venv from the pinned
+# requirements.lock on a fresh machine first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: test demo lint typecheck bench lock schema golden clean
+
+$(STAMP): requirements.lock pyproject.toml
+	@command -v terraform >/dev/null || { echo "error: terraform is not on PATH (needed by the terraform engine and its tests)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/ruff check hypergov components stacks reconciler tests benchmarks
+	$(BIN)/lint-imports
+
+demo: $(STAMP)
+	$(BIN)/python -m hypergov.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check hypergov components stacks reconciler tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy hypergov
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+schema: $(STAMP)
+	$(BIN)/hypergov schema --out schema
+
+# Re-resolve the pins after editing requirements.in.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -r requirements.in
+	.lock-venv/bin/pip freeze | grep -v -E '^(-e|hypergov)' > requirements.lock
+	rm -rf .lock-venv
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

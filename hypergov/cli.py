@@ -1,0 +1,102 @@
+"""The `hypergov` command line. Exit codes are for CI: 0 success, 1 the tree (or plan) has
+problems, 2 usage errors. User errors never print a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from hypergov import __version__
+from hypergov.problems import Problem, Severity
+from hypergov.rules.catalog import RULES
+from hypergov.schema import write_schemas
+from hypergov.validate import validate_dir
+
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="hypergov")
+def main() -> None:
+    """GitOps governance for shared SageMaker HyperPod GPU clusters.
+
+    A Git tree (org.yaml, clusters/, projects/, workloads/) describes the organization, its
+    clusters, its teams and their workload rules. hypergov validates it, generates one stack per
+    org, cluster and project, plans and applies them, and detects drift.
+    """
+
+
+def _format_problem(p: Problem) -> str:
+    sev = "" if p.severity is Severity.ERROR else " (warning)"
+    return f"{p.pos}  {p.rule}  {p.message}{sev}\n    hint: {p.hint}"
+
+
+@main.command()
+@click.argument("path", default="config", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print problems as JSON (for machines).")
+def validate(path: Path, as_json: bool) -> None:
+    """Check the config tree at PATH (default: ./config) against the schema and every rule.
+
+    Prints every problem at once, sorted by file and line, as
+    'file:line:column  RULE-ID  message' with a hint how to fix it.
+    Exit status: 0 valid (warnings allowed), 1 problems found, 2 PATH unusable.
+    """
+    if not path.is_dir():
+        raise click.UsageError(f"'{path}' is not a directory; point hypergov at the config tree "
+                               "(the folder holding org.yaml)")
+    report = validate_dir(path)
+    errors = sum(1 for p in report.problems if p.severity is Severity.ERROR)
+    warnings = len(report.problems) - errors
+    if as_json:
+        click.echo(json.dumps({"valid": report.ok, "errors": errors, "warnings": warnings,
+                               "problems": [p.as_dict() for p in report.problems]}, indent=2))
+    else:
+        for p in report.problems:
+            click.echo(_format_problem(p))
+        tree = report.tree
+        summary = (f"{len(tree.project_files)} projects, {len(tree.cluster_files)} clusters, "
+                   f"{len(tree.workloads)} workload classes")
+        if report.ok:
+            click.secho(f"valid: {path} ({summary}; {warnings} warning(s))", fg="green", err=True)
+        else:
+            click.secho(f"invalid: {errors} error(s), {warnings} warning(s) in {path} ({summary})",
+                        fg="red", err=True)
+    sys.exit(0 if report.ok else EXIT_PROBLEMS)
+
+
+@main.command("rules")
+@click.option("--json", "as_json", is_flag=True, help="Print the rule catalogue as JSON.")
+def list_rules(as_json: bool) -> None:
+    """List every rule id hypergov reports, with what it checks."""
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in RULES], indent=2))
+        return
+    for r in RULES:
+        click.echo(f"{r.id:<8} {r.family:<12} {r.title}")
+
+
+@main.command("schema")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("schema"),
+              show_default=True, help="Directory to write the JSON Schema files to.")
+def schema_cmd(out: Path) -> None:
+    """Write JSON Schemas of the config files (for editor completion and checks)."""
+    for written in write_schemas(out):
+        click.echo(os.fspath(written))
+
+
+def run() -> None:
+    """Console entry point: user errors exit cleanly; only real bugs show a traceback."""
+    try:
+        main(standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    run()

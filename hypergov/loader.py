@@ -1,0 +1,265 @@
+"""Load a config tree into a `GovernanceTree`, turning every syntax and schema mistake into a
+located `Problem`.
+
+The tree is given as a mapping of tree-relative paths to bytes (`read_tree_dir` builds it from a
+directory, the reconciler from a git commit), so loading itself does no I/O.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path as FsPath
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from hypergov.model.cluster import Cluster
+from hypergov.model.org import Organization
+from hypergov.model.project import Project
+from hypergov.model.tree import GovernanceTree, Sourced
+from hypergov.model.workload import WorkloadClass
+from hypergov.problems import Problem, RuleId, SourcePos
+from hypergov.source import Document, Path, parse_document
+
+M = TypeVar("M", bound=BaseModel)
+
+ORG_FILE = "org.yaml"
+IGNORED_SUFFIXES = (".md", ".txt", ".json")
+MAX_TREE_FILES = 50_000
+
+
+def read_tree_dir(root: str | os.PathLike[str]) -> dict[str, bytes]:
+    """Every regular file under `root` (hidden ones skipped), by '/'-separated relative path."""
+    base = FsPath(root)
+    files: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            full = FsPath(dirpath) / name
+            if not full.is_file():
+                continue
+            files[full.relative_to(base).as_posix()] = full.read_bytes()
+            if len(files) > MAX_TREE_FILES:
+                return files
+    return files
+
+
+def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tuple[GovernanceTree, list[Problem]]:
+    """Parse and schema-check every object file of the tree."""
+    tree = GovernanceTree()
+    problems: list[Problem] = []
+
+    def display(rel: str) -> str:
+        return f"{display_root.rstrip('/')}/{rel}" if display_root else rel
+
+    if ORG_FILE not in files:
+        problems.append(Problem(SourcePos(display(ORG_FILE)), RuleId("SYN007"),
+                                "the organization file is missing",
+                                f"create {display(ORG_FILE)}; every tree starts with the org layer "
+                                "(see config/org.yaml in the hypergov repository)"))
+    for rel in sorted(files):
+        kind, name = classify(rel)
+        shown = display(rel)
+        tree.files[rel] = shown
+        if kind == "ignored":
+            continue
+        if kind == "unexpected":
+            problems.append(Problem(SourcePos(shown), RuleId("SYN008"),
+                                    f"unexpected file '{rel}' in the config tree",
+                                    "objects live in org.yaml, clusters/<name>.yaml, projects/<team>.yaml "
+                                    "and workloads/<team>/<class>.yaml (extension .yaml); move or delete it"))
+            continue
+        if kind == "cluster":
+            tree.cluster_files.add(name)
+        elif kind == "project":
+            tree.project_files.add(name)
+        doc, doc_problems = parse_document(files[rel], shown)
+        problems.extend(doc_problems)
+        if doc.data is None:
+            continue
+        if kind == "org":
+            tree.org = _validate(Organization, name, doc, problems)
+        elif kind == "cluster":
+            _store(tree.clusters, name, _validate(Cluster, name, doc, problems))
+        elif kind == "project":
+            _store(tree.projects, name, _validate(Project, name, doc, problems))
+        else:
+            team, cls = name.split("/", 1)
+            wl = _validate(WorkloadClass, name, doc, problems)
+            if wl is not None:
+                tree.workloads[(team, cls)] = wl
+    return tree, problems
+
+
+def classify(rel: str) -> tuple[str, str]:
+    """What a tree-relative path holds: ('org'|'cluster'|'project'|'workload'|'ignored'|'unexpected', name)."""
+    parts = rel.split("/")
+    if rel.endswith(IGNORED_SUFFIXES) or any(p.startswith(".") for p in parts):
+        return "ignored", ""
+    if rel == ORG_FILE:
+        return "org", "org"
+    if not rel.endswith(".yaml"):
+        return "unexpected", ""
+    stem = parts[-1][: -len(".yaml")]
+    if len(parts) == 2 and parts[0] == "clusters":
+        return "cluster", stem
+    if len(parts) == 2 and parts[0] == "projects":
+        return "project", stem
+    if len(parts) == 3 and parts[0] == "workloads":
+        return "workload", f"{parts[1]}/{stem}"
+    return "unexpected", ""
+
+
+def _store(table: dict[str, Sourced[M]], name: str, obj: Sourced[M] | None) -> None:
+    if obj is not None:
+        table[name] = obj
+
+
+def _validate(model: type[M], name: str, doc: Document, problems: list[Problem]) -> Sourced[M] | None:
+    try:
+        return Sourced(name=name, model=model.model_validate(doc.data), doc=doc)
+    except ValidationError as exc:
+        problems.extend(schema_problem(model, doc, err) for err in exc.errors(include_url=False))
+        return None
+
+
+# --- pydantic error -> Problem -------------------------------------------------------------------
+
+_TYPE_NAMES = {
+    "string_type": "a string", "int_type": "an integer", "bool_type": "true or false",
+    "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
+    "model_attributes_type": "a mapping", "float_type": "a number", "int_from_float": "an integer",
+    "none_required": "null",
+}
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f"string {_short(value)!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _data_path(loc: tuple[Any, ...]) -> tuple[Path, bool]:
+    """pydantic's location -> our document path; `True` when the error is about a mapping key."""
+    path: list[str | int] = []
+    is_key = False
+    for part in loc:
+        if part == "[key]":
+            is_key = True
+            continue
+        if isinstance(part, str) and part.startswith(("function-", "literal[", "nullable[")):
+            continue
+        path.append(part)
+    return tuple(path), is_key
+
+
+def _field_names_at(model: type[BaseModel], path: Path) -> list[str]:
+    """Known keys of the model reached by following `path` (best effort, for suggestions)."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            current = _unwrap(current)
+            continue
+        info = current.model_fields.get(part)
+        current = _unwrap(info.annotation) if info else None
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The model inside list[...], dict[..., ...] or X | None, if any."""
+    for arg in getattr(annotation, "__args__", ()) or ():
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+        inner = _unwrap(arg)
+        if inner is not None and inner is not arg:
+            return inner
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def _is_platform_admin_key(key: object) -> bool:
+    return isinstance(key, str) and "platformadmin" in key.replace("_", "").replace("-", "").lower()
+
+
+def schema_problem(model: type[BaseModel], doc: Document, err: Any) -> Problem:
+    path, is_key = _data_path(tuple(err["loc"]))
+    kind: str = err["type"]
+    value = err.get("input")
+    where = ".".join(str(p) for p in path) or "(top level)"
+    if kind == "extra_forbidden":
+        key = path[-1] if path else "?"
+        pos = doc.pos(path, key=True)
+        if _is_platform_admin_key(key) and model is not Organization:
+            return Problem(pos, RuleId("IDN006"), f"'{key}': platform administrators exist only at the org layer",
+                           "list platform administrators under platform_admins in org.yaml")
+        known = _field_names_at(model, path[:-1])
+        close = difflib.get_close_matches(str(key), known, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else (
+            f"allowed keys here: {', '.join(known)}" if known else "remove this key")
+        return Problem(pos, RuleId("SCH001"), f"unknown key '{key}'", hint)
+    if kind == "missing":
+        field = path[-1] if path else "?"
+        parent = path[:-1]
+        return Problem(doc.pos(parent, key=bool(parent)), RuleId("SCH003"),
+                       f"missing required key '{field}'" + (f" in '{'.'.join(map(str, parent))}'" if parent else ""),
+                       f"add '{field}:' here (see the JSON Schema in schema/ or config/ for an example)")
+    pos = doc.pos(path, key=is_key)
+    if kind in _TYPE_NAMES or kind.endswith("_type"):
+        expected = _TYPE_NAMES.get(kind, kind.removesuffix("_type"))
+        hint = "quote the value to make it a string, e.g. \"012345678901\"" if kind == "string_type" else (
+            f"write {expected} here")
+        return Problem(pos, RuleId("SCH002"), f"'{where}' must be {expected}, not {_describe(value)}", hint)
+    if kind == "literal_error":
+        expected_text: str = err.get("ctx", {}).get("expected", "")
+        options = [o.strip().strip("'") for o in expected_text.replace(" or ", ", ").split(",") if o.strip()]
+        close = difflib.get_close_matches(str(value), options, n=3)
+        allowed = ", ".join(options) if len(options) <= 8 else f"{len(options)} allowed values"
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"use one of: {allowed}"
+        target = "key" if is_key else "value"
+        return Problem(pos, RuleId("SCH004"), f"'{where}': {_describe(value)} is not an allowed {target}", hint)
+    description = _field_description(model, path)
+    message = f"'{where}': {err['msg'][0].lower()}{err['msg'][1:]}"
+    if kind == "string_pattern_mismatch":
+        message = f"'{where}': {_describe(value)} is not valid"
+    return Problem(pos, RuleId("SCH004"), _short(message, 200),
+                   f"expected {description}" if description else "fix the value")
+
+
+def _field_description(model: type[BaseModel], path: Path) -> str:
+    names = [p for p in path if isinstance(p, str)]
+    if not names:
+        return ""
+    current: Any = model
+    info = None
+    for name in names:
+        fields = getattr(current, "model_fields", None)
+        if fields is None or name not in fields:
+            break
+        info = fields[name]
+        current = _unwrap(info.annotation)
+    if info is None:
+        return ""
+    if info.description:
+        return str(info.description)
+    for meta in getattr(info, "metadata", []):
+        desc = getattr(meta, "description", None)
+        if desc:
+            return str(desc)
+    return ""

@@ -1,0 +1,76 @@
+"""The project layer (`config/projects/<team>.yaml`): one team, its members by persona, its cost
+attribution, and per cluster its guaranteed quota and lending policy. The team's name is the file
+name; it becomes the HyperPod team name and the namespace `hyperpod-ns-<team>`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from hypergov.model.aws_limits import aws_int
+from hypergov.model.common import (
+    ActionPattern,
+    InstanceType,
+    Persona,
+    PriorityClassName,
+    Principal,
+    StrictModel,
+    Tags,
+)
+
+FairShareWeight = aws_int("sagemaker", "FairShareWeight", description="fair-share weight, 0-100")
+BorrowLimit = aws_int("sagemaker", "BorrowLimit",
+                      description="how much idle capacity the team may borrow, in percent of its quota")
+QuotaCount = aws_int("sagemaker", "InstanceCount", description="guaranteed instances")
+SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
+
+
+class Members(StrictModel):
+    """Principals per persona. Roles are bound to personas, never to single users."""
+
+    ProjectLead: list[Principal] = Field(default_factory=list)
+    Engineer: list[Principal] = Field(default_factory=list)
+    Viewer: list[Principal] = Field(default_factory=list)
+
+    def of(self, persona: Persona) -> list[str]:
+        principals: list[str] = getattr(self, persona)
+        return principals
+
+
+class ClusterQuota(StrictModel):
+    """The team's compute quota on one cluster (one HyperPod ComputeQuota)."""
+
+    instances: dict[InstanceType, QuotaCount] = Field(min_length=1)  # type: ignore[valid-type]
+    sharing: SharingStrategy = "Lend"
+    borrow_limit_percent: BorrowLimit | None = None  # type: ignore[valid-type]
+
+
+class Budget(StrictModel):
+    monthly_usd: Annotated[int, Field(ge=0, le=1_000_000_000)]
+    alert_at_percent: list[Annotated[int, Field(ge=1, le=1000)]] = Field(default_factory=lambda: [80, 100])
+
+
+class ExtraPermissions(StrictModel):
+    """Actions a project adds to a persona's org-wide policy; must stay inside the boundary."""
+
+    ProjectLead: list[ActionPattern] = Field(default_factory=list)
+    Engineer: list[ActionPattern] = Field(default_factory=list)
+    Viewer: list[ActionPattern] = Field(default_factory=list)
+
+    def of(self, persona: Persona) -> list[str]:
+        actions: list[str] = getattr(self, persona)
+        return actions
+
+
+class Project(StrictModel):
+    description: Annotated[str, Field(max_length=1024)] = ""
+    members: Members
+    cost_centre: str | None = None
+    budget: Budget | None = None
+    tags: Tags = Field(default_factory=dict)  # type: ignore[valid-type]
+    quotas: dict[str, ClusterQuota] = Field(default_factory=dict, description="per cluster name")
+    fair_share_weight: FairShareWeight = 1  # type: ignore[valid-type]
+    preempt_own_lower_priority: bool = True
+    allowed_priority_classes: list[PriorityClassName] = Field(min_length=1)  # type: ignore[valid-type]
+    extra_permissions: ExtraPermissions = ExtraPermissions()

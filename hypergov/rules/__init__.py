@@ -1,0 +1,18 @@
+"""Governance rules over the whole tree, run after every file parsed and validated."""
+
+from __future__ import annotations
+
+from hypergov.model.tree import GovernanceTree
+from hypergov.problems import Problem
+from hypergov.rules.base import Rule
+from hypergov.rules.capacity import check_capacity
+from hypergov.rules.cost import check_cost
+from hypergov.rules.identity import check_identity
+from hypergov.rules.permissions import check_permissions
+from hypergov.rules.references import check_references
+
+ALL_RULES: tuple[Rule, ...] = (check_permissions, check_capacity, check_references, check_identity, check_cost)
+
+
+def run_rules(tree: GovernanceTree) -> list[Problem]:
+    return [p for rule in ALL_RULES for p in rule(tree)]

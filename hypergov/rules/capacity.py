@@ -1,0 +1,122 @@
+"""Capacity: guarantees fit the hardware, lending choices are coherent, and every workload
+class can actually be admitted somewhere."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from hypergov.model.accelerators import accelerators_per_instance
+from hypergov.model.cluster import Cluster
+from hypergov.model.project import ClusterQuota, Project
+from hypergov.model.tree import GovernanceTree, Sourced
+from hypergov.problems import Problem, Severity, SourcePos
+from hypergov.rules.base import problem
+
+
+def check_capacity(tree: GovernanceTree) -> Iterator[Problem]:
+    yield from _guarantees_fit(tree)
+    yield from _sharing_coherent(tree)
+    yield from _allowed_instance_types(tree)
+    yield from _workload_admissible(tree)
+
+
+def _guarantees_fit(tree: GovernanceTree) -> Iterator[Problem]:
+    demand: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    for team, project in sorted(tree.projects.items()):
+        for cluster, quota in project.model.quotas.items():
+            for itype, count in quota.instances.items():
+                demand[(cluster, itype)].append((team, count))
+    for (cluster_name, itype), teams in sorted(demand.items()):
+        cluster = tree.clusters.get(cluster_name)
+        if cluster is None or itype not in cluster.model.capacity:
+            continue  # reported by the reference rules
+        capacity = cluster.model.capacity[itype].instances
+        total = sum(c for _, c in teams)
+        if total > capacity:
+            parts = ", ".join(f"{t} {c}" for t, c in sorted(teams, key=lambda x: (-x[1], x[0])))
+            yield problem(cluster.pos("capacity", itype, "instances"), "CAP001",
+                          f"{itype}: teams are guaranteed {total} instances ({parts}) but the cluster has {capacity}",
+                          f"lower the teams' quotas by {total - capacity} in projects/*.yaml "
+                          "or raise this capacity when hardware is added")
+
+
+def _sharing_coherent(tree: GovernanceTree) -> Iterator[Problem]:
+    lenders: dict[str, set[str]] = defaultdict(set)
+    for team, project in tree.projects.items():
+        for cluster, quota in project.model.quotas.items():
+            if quota.sharing in ("Lend", "LendAndBorrow") and any(quota.instances.values()):
+                lenders[cluster].add(team)
+    for team, project in sorted(tree.projects.items()):
+        for cluster_name, quota in sorted(project.model.quotas.items()):
+            base = ("quotas", cluster_name)
+            if quota.borrow_limit_percent is not None and quota.sharing != "LendAndBorrow":
+                yield problem(project.pos(*base, "borrow_limit_percent", key=True), "CAP002",
+                              f"borrow_limit_percent is set but sharing is '{quota.sharing}', which never borrows",
+                              "set 'sharing: LendAndBorrow' or remove borrow_limit_percent")
+            if quota.sharing != "LendAndBorrow":
+                continue
+            cluster = tree.clusters.get(cluster_name)
+            if cluster is not None and not cluster.model.scheduler.idle_resource_sharing:
+                yield problem(_sharing_pos(project, base), "CAP003",
+                              f"team borrows on '{cluster_name}', whose scheduler has idle_resource_sharing off",
+                              "use 'sharing: Lend' or 'DontLend', or enable idle_resource_sharing on the cluster")
+            elif cluster is not None and not (lenders[cluster_name] - {team}):
+                yield problem(_sharing_pos(project, base), "CAP004",
+                              f"team borrows on '{cluster_name}' but no other team there lends its quota",
+                              "borrowing will never succeed; use 'sharing: Lend' or agree on lending with another team",
+                              Severity.WARNING)
+
+
+def _sharing_pos(project: Sourced[Project], base: tuple[str, str]) -> SourcePos:
+    return project.pos(*base, "sharing")
+
+
+def _allowed_instance_types(tree: GovernanceTree) -> Iterator[Problem]:
+    if tree.org is None:
+        return
+    allowed = set(tree.org.model.allowed_instance_types)
+    for _, cluster in sorted(tree.clusters.items()):
+        for itype in cluster.model.capacity:
+            if itype not in allowed:
+                yield problem(cluster.pos("capacity", itype, key=True), "CAP005",
+                              f"instance type {itype} is not in the org's allowed_instance_types",
+                              "remove it here, or have a platform admin add it to org.yaml")
+
+
+def max_job_gpus(cluster: Cluster, quota: ClusterQuota, instance_types: set[str]) -> int:
+    """The most GPUs one gang job of a team can hold on a cluster: its guarantee plus what it
+    may borrow, never more than the cluster has."""
+    best = 0
+    for itype, count in quota.instances.items():
+        if instance_types and itype not in instance_types:
+            continue
+        cap = cluster.capacity.get(itype)
+        if cap is None:
+            continue
+        per = accelerators_per_instance(itype, cap.accelerators_per_instance) or 0
+        reachable = count
+        if quota.sharing == "LendAndBorrow" and cluster.scheduler.idle_resource_sharing:
+            limit = quota.borrow_limit_percent if quota.borrow_limit_percent is not None else 50
+            reachable = count + (count * limit) // 100
+        best = max(best, min(reachable, cap.instances) * per)
+    return best
+
+
+def _workload_admissible(tree: GovernanceTree) -> Iterator[Problem]:
+    for (team, cls), wl in sorted(tree.workloads.items()):
+        project = tree.projects.get(team)
+        if project is None or not project.model.quotas:
+            continue
+        reachable = 0
+        for cluster_name, quota in project.model.quotas.items():
+            cluster = tree.clusters.get(cluster_name)
+            if cluster is None:
+                break
+            reachable = max(reachable, max_job_gpus(cluster.model, quota, set(wl.model.instance_types)))
+        else:
+            if wl.model.max_gpus_per_job > reachable:
+                yield problem(wl.pos("max_gpus_per_job"), "CAP006",
+                              f"a job of class '{cls}' may ask for {wl.model.max_gpus_per_job} GPUs, but team "
+                              f"'{team}' can hold at most {reachable} on any one cluster",
+                              f"lower max_gpus_per_job to {reachable} or raise the team's quota")

@@ -1,0 +1,59 @@
+"""Every rule id hypergov can report, with a title and what it protects. Ids are stable: CI
+pipelines and reviewers refer to them, so an id is never reused for a different check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    family: str
+    title: str
+
+
+RULES: tuple[RuleInfo, ...] = (
+    RuleInfo("SYN001", "syntax", "YAML syntax error or unreadable value"),
+    RuleInfo("SYN002", "syntax", "duplicate key in a mapping"),
+    RuleInfo("SYN003", "syntax", "empty file"),
+    RuleInfo("SYN004", "syntax", "more than one YAML document in a file"),
+    RuleInfo("SYN005", "syntax", "file too large, too deep, or not UTF-8"),
+    RuleInfo("SYN006", "syntax", "YAML merge key ('<<') used"),
+    RuleInfo("SYN007", "syntax", "required file missing (org.yaml)"),
+    RuleInfo("SYN008", "syntax", "unexpected file in the config tree"),
+    RuleInfo("SCH001", "schema", "unknown key"),
+    RuleInfo("SCH002", "schema", "wrong type (no silent coercion)"),
+    RuleInfo("SCH003", "schema", "missing required key"),
+    RuleInfo("SCH004", "schema", "value out of range, too long, or not matching its pattern"),
+    RuleInfo("PERM001", "permissions", "a project role grants an action outside the org's maximum boundary"),
+    RuleInfo("PERM002", "permissions", "a project role grants an action the boundary denies"),
+    RuleInfo("PERM003", "permissions", "an action that could remove or rewrite the permissions boundary is grantable"),
+    RuleInfo("PERM004", "permissions", "a persona's org-wide policy reaches outside the boundary"),
+    RuleInfo("CAP001", "capacity", "guaranteed quotas exceed the cluster's capacity for an instance type"),
+    RuleInfo("CAP002", "capacity", "borrow limit set without the LendAndBorrow strategy"),
+    RuleInfo("CAP003", "capacity", "lending or borrowing on a cluster with idle-resource sharing off"),
+    RuleInfo("CAP004", "capacity", "a team borrows on a cluster where no team lends"),
+    RuleInfo("CAP005", "capacity", "a cluster offers an instance type the org does not allow"),
+    RuleInfo("CAP006", "capacity", "a workload class asks for more GPUs per job than the team can ever get"),
+    RuleInfo("REF001", "references", "unknown cluster"),
+    RuleInfo("REF002", "references", "instance type not offered by the cluster"),
+    RuleInfo("REF003", "references", "unknown priority class"),
+    RuleInfo("REF004", "references", "workload class of an unknown project"),
+    RuleInfo("REF005", "references", "unknown account, or region the org does not allow"),
+    RuleInfo("REF006", "references", "workload class priority not allowed for its project"),
+    RuleInfo("IDN001", "identity", "team name invalid as a Kubernetes namespace or HyperPod team name"),
+    RuleInfo("IDN002", "identity", "derived IAM role / policy / budget name invalid or too long"),
+    RuleInfo("IDN003", "identity", "tag key or value invalid (reserved prefix, length)"),
+    RuleInfo("IDN004", "identity", "name not unique across the organization"),
+    RuleInfo("IDN005", "identity", "project without a ProjectLead"),
+    RuleInfo("IDN006", "identity", "platform administrator outside the org layer"),
+    RuleInfo("IDN007", "identity", "invisible or bidirectional-control character in a value"),
+    RuleInfo("IDN008", "identity", "a principal holds more than one persona in the same project"),
+    RuleInfo("COST001", "cost", "project lacks a tag the org requires"),
+    RuleInfo("COST002", "cost", "project lacks a valid cost centre"),
+    RuleInfo("COST003", "cost", "project lacks a monthly budget"),
+    RuleInfo("COST004", "cost", "project sets a tag hypergov owns"),
+)
+
+BY_ID = {r.id: r for r in RULES}

@@ -1,0 +1,98 @@
+"""References: every cluster, account, region, instance type and priority class named anywhere
+exists where it is named."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hypergov.model.tree import GovernanceTree
+from hypergov.problems import Problem
+from hypergov.rules.base import problem
+
+
+def _names(items: set[str]) -> str:
+    return ", ".join(sorted(items)) or "(none)"
+
+
+def check_references(tree: GovernanceTree) -> Iterator[Problem]:
+    yield from _org_and_clusters(tree)
+    yield from _projects(tree)
+    yield from _workloads(tree)
+
+
+def _org_and_clusters(tree: GovernanceTree) -> Iterator[Problem]:
+    if tree.org is None:
+        return
+    org = tree.org.model
+    if org.home_region not in org.allowed_regions:
+        yield problem(tree.org.pos("home_region"), "REF005",
+                      f"home_region {org.home_region} is not in allowed_regions",
+                      "add it to allowed_regions or pick an allowed region")
+    accounts = {a.name for a in org.accounts}
+    for name, cluster in sorted(tree.clusters.items()):
+        if cluster.model.account not in accounts:
+            yield problem(cluster.pos("account"), "REF005",
+                          f"cluster '{name}' names account '{cluster.model.account}', which org.yaml does not list",
+                          f"use one of: {_names(accounts)}")
+        region = cluster.model.region or org.home_region
+        if cluster.model.region is not None and region not in org.allowed_regions:
+            yield problem(cluster.pos("region"), "REF005",
+                          f"region {region} is not in the org's allowed_regions",
+                          f"use one of: {_names(set(org.allowed_regions))}")
+
+
+def _projects(tree: GovernanceTree) -> Iterator[Problem]:
+    for team, project in sorted(tree.projects.items()):
+        for cluster_name, quota in sorted(project.model.quotas.items()):
+            if cluster_name not in tree.cluster_files:
+                yield problem(project.pos("quotas", cluster_name, key=True), "REF001",
+                              f"quota on unknown cluster '{cluster_name}'",
+                              f"use one of: {_names(tree.cluster_files)} (files in clusters/)")
+                continue
+            cluster = tree.clusters.get(cluster_name)
+            if cluster is None:
+                continue  # its file is broken; that is reported there
+            for itype in sorted(quota.instances):
+                if itype not in cluster.model.capacity:
+                    yield problem(project.pos("quotas", cluster_name, "instances", itype, key=True), "REF002",
+                                  f"cluster '{cluster_name}' has no {itype} capacity",
+                                  f"use one of: {_names(set(cluster.model.capacity))}")
+            offered = cluster.model.priority_class_names()
+            for i, pc in enumerate(project.model.allowed_priority_classes):
+                if pc not in offered:
+                    yield problem(project.pos("allowed_priority_classes", i), "REF003",
+                                  f"priority class '{pc}' does not exist on cluster '{cluster_name}', "
+                                  "where the team has quota",
+                                  f"use one of: {_names(offered)}")
+
+
+def _workloads(tree: GovernanceTree) -> Iterator[Problem]:
+    for (team, cls), wl in sorted(tree.workloads.items()):
+        if team not in tree.project_files:
+            yield problem(wl.pos(), "REF004",
+                          f"workload class '{cls}' is in workloads/{team}/, but there is no project '{team}'",
+                          f"move it to workloads/<team>/ of an existing project: {_names(tree.project_files)}")
+            continue
+        project = tree.projects.get(team)
+        if project is None:
+            continue
+        clusters = [tree.clusters[c] for c in project.model.quotas if c in tree.clusters]
+        existing = set().union(*(c.model.priority_class_names() for c in clusters)) if clusters else set()
+        pc = wl.model.priority_class
+        if clusters and pc not in existing:
+            yield problem(wl.pos("priority_class"), "REF003",
+                          f"priority class '{pc}' exists on none of team '{team}''s clusters",
+                          f"use one of: {_names(existing)}")
+        elif pc not in project.model.allowed_priority_classes:
+            yield problem(wl.pos("priority_class"), "REF006",
+                          f"priority class '{pc}' is not in project '{team}''s allowed_priority_classes",
+                          f"use one of: {_names(set(project.model.allowed_priority_classes))}, "
+                          "or have the project lead allow it")
+        offered = set().union(*(set(c.model.capacity) for c in clusters)) if clusters else set()
+        quota_types = {t for q in project.model.quotas.values() for t in q.instances}
+        for i, itype in enumerate(wl.model.instance_types):
+            if itype not in quota_types:
+                yield problem(wl.pos("instance_types", i), "REF002",
+                              f"team '{team}' has no quota for {itype}"
+                              + ("" if itype in offered else " on any of its clusters"),
+                              f"use one of: {_names(quota_types)}")

@@ -1,0 +1,50 @@
+"""`validate`: load a tree and run every rule; the single entry point the CLI, the stack
+generator and the reconciler use, so none of them can act on a tree that fails validation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hypergov.loader import load_tree, read_tree_dir
+from hypergov.model.tree import GovernanceTree
+from hypergov.problems import Problem, has_errors, sorted_problems
+from hypergov.rules import run_rules
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    tree: GovernanceTree
+    problems: list[Problem]
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.problems)
+
+
+class InvalidTreeError(Exception):
+    """Raised by callers that must not proceed with an invalid tree."""
+
+    def __init__(self, report: ValidationReport) -> None:
+        self.report = report
+        errors = [p for p in report.problems if p.severity.value == "error"]
+        super().__init__(f"the config tree has {len(errors)} error(s); run 'hypergov validate'")
+
+
+def validate_files(files: Mapping[str, bytes], *, display_root: str = "config") -> ValidationReport:
+    tree, problems = load_tree(files, display_root=display_root)
+    problems = problems + run_rules(tree)
+    return ValidationReport(tree=tree, problems=sorted_problems(problems))
+
+
+def validate_dir(path: str | os.PathLike[str]) -> ValidationReport:
+    return validate_files(read_tree_dir(path), display_root=os.path.normpath(os.fspath(path)))
+
+
+def load_valid_tree(path: str | os.PathLike[str]) -> GovernanceTree:
+    """The tree at `path`, or InvalidTreeError: the gate before any plan or apply."""
+    report = validate_dir(path)
+    if not report.ok:
+        raise InvalidTreeError(report)
+    return report.tree
