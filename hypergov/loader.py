@@ -137,6 +137,19 @@ _TYPE_NAMES = {
 }
 
 
+def format_path(path: Path) -> str:
+    """`quotas.gpu-west.instances["ml.p5.48xlarge"]`: dotted keys stay readable."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif "." in part or " " in part or not part:
+            out += f'["{part}"]'
+        else:
+            out += f".{part}" if out else part
+    return out or "(top level)"
+
+
 def _describe(value: Any) -> str:
     if value is None:
         return "null"
@@ -202,7 +215,7 @@ def schema_problem(model: type[BaseModel], doc: Document, err: Any) -> Problem:
     path, is_key = _data_path(tuple(err["loc"]))
     kind: str = err["type"]
     value = err.get("input")
-    where = ".".join(str(p) for p in path) or "(top level)"
+    where = format_path(path)
     if kind == "extra_forbidden":
         key = path[-1] if path else "?"
         pos = doc.pos(path, key=True)
@@ -223,8 +236,8 @@ def schema_problem(model: type[BaseModel], doc: Document, err: Any) -> Problem:
     pos = doc.pos(path, key=is_key)
     if kind in _TYPE_NAMES or kind.endswith("_type"):
         expected = _TYPE_NAMES.get(kind, kind.removesuffix("_type"))
-        hint = "quote the value to make it a string, e.g. \"012345678901\"" if kind == "string_type" else (
-            f"write {expected} here")
+        hint = f"quote the value to make it a string: \"{value}\"" if kind == "string_type" and isinstance(
+            value, (int, float, bool)) else f"write {expected} here"
         return Problem(pos, RuleId("SCH002"), f"'{where}' must be {expected}, not {_describe(value)}", hint)
     if kind == "literal_error":
         expected_text: str = err.get("ctx", {}).get("expected", "")

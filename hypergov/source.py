@@ -36,8 +36,9 @@ class Document:
 
     file: str
     data: Any
-    key_pos: dict[Path, SourcePos] = field(default_factory=dict)
-    value_pos: dict[Path, SourcePos] = field(default_factory=dict)
+    # (line, column), 1-based; SourcePos objects are only made for the few that get reported.
+    key_pos: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    value_pos: dict[Path, tuple[int, int]] = field(default_factory=dict)
 
     def pos(self, path: Path, *, key: bool = False) -> SourcePos:
         """The position of `path`, or of its closest ancestor that exists in the file."""
@@ -46,9 +47,9 @@ class Document:
         while probe:
             found = table.get(probe) or self.value_pos.get(probe)
             if found is not None:
-                return found
+                return SourcePos(self.file, *found)
             probe = probe[:-1]
-        return self.value_pos.get((), SourcePos(self.file))
+        return SourcePos(self.file, *self.value_pos.get((), (1, 1)))
 
 
 class _TooLarge(Exception):
@@ -62,11 +63,12 @@ class _Builder:
     problems: list[Problem]
     nodes: int = 0
 
-    def mark(self, node: yaml.Node) -> SourcePos:
-        return SourcePos(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+    @staticmethod
+    def mark(node: yaml.Node) -> tuple[int, int]:
+        return node.start_mark.line + 1, node.start_mark.column + 1
 
     def problem(self, node: yaml.Node, rule: str, message: str, hint: str) -> None:
-        self.problems.append(Problem(self.mark(node), RuleId(rule), message, hint))
+        self.problems.append(Problem(SourcePos(self.file, *self.mark(node)), RuleId(rule), message, hint))
 
     def build(self, node: yaml.Node, path: Path) -> Any:
         self.nodes += 1
@@ -115,6 +117,8 @@ class _Builder:
         return value
 
     def _check_invisible(self, node: yaml.Node, value: str) -> None:
+        if value.isprintable():  # fast path: no Cc/Cf (nor other invisible) characters at all
+            return
         for ch in value:
             if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\t\n\r":
                 self.problem(node, "IDN007",

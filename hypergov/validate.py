@@ -3,8 +3,10 @@ generator and the reconciler use, so none of them can act on a tree that fails v
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from hypergov.loader import load_tree, read_tree_dir
@@ -32,9 +34,23 @@ class InvalidTreeError(Exception):
         super().__init__(f"the config tree has {len(errors)} error(s); run 'hypergov validate'")
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Loading builds ~100 small acyclic objects per file; the cyclic collector re-scanning them
+    while they are being built doubled the time of a 1,000-project tree. Pause it, then restore."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def validate_files(files: Mapping[str, bytes], *, display_root: str = "config") -> ValidationReport:
-    tree, problems = load_tree(files, display_root=display_root)
-    problems = problems + run_rules(tree)
+    with gc_paused():
+        tree, problems = load_tree(files, display_root=display_root)
+        problems = problems + run_rules(tree)
     return ValidationReport(tree=tree, problems=sorted_problems(problems))
 
 

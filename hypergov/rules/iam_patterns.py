@@ -55,8 +55,9 @@ def _normalize(pattern: str) -> str:
 
 
 def _alphabet(patterns: Iterable[str]) -> list[str]:
-    chars = {c for p in patterns for c in p if c not in "*?"}
-    return sorted(chars) + [_OTHER]
+    chars = {":"} | {c for p in patterns for c in p if c not in "*?"}
+    # "any other character" first, then letters: BFS then finds witnesses like 's3:x'.
+    return [_OTHER, *sorted(chars, key=lambda c: (not c.isalpha(), c))]
 
 
 def _witness_char(ch: str) -> str:
@@ -65,6 +66,21 @@ def _witness_char(ch: str) -> str:
 
 MultiState = tuple[frozenset[int], ...]
 
+# Real actions look like `service:Action`: both parts non-empty, one colon. Tracking that shape
+# alongside the automata keeps `s3:*` vs `s3:?*` contained (the only difference is "s3:", which
+# is no action) and makes witnesses read like real actions.
+_DEAD, _START, _SERVICE, _COLON, _ACTION = -1, 0, 1, 2, 3
+
+
+def _shape_step(phase: int, ch: str) -> int:
+    if ch == ":":
+        return _COLON if phase == _SERVICE else _DEAD
+    if phase in (_START, _SERVICE):
+        return _SERVICE
+    if phase in (_COLON, _ACTION):
+        return _ACTION
+    return _DEAD
+
 
 def _search(subject: str, others: Sequence[str], *, want_other_accepting: bool) -> str | None:
     """BFS over (subject subset, others' subsets). Returns a witness action when a word is
@@ -72,24 +88,25 @@ def _search(subject: str, others: Sequence[str], *, want_other_accepting: bool) 
     a = _Glob(subject)
     bs = [_Glob(p) for p in others]
     alphabet = _alphabet([subject, *others])
-    start = (a.closure([0]), tuple(b.closure([0]) for b in bs))
+    start = (a.closure([0]), tuple(b.closure([0]) for b in bs), _START)
     seen = {start}
-    queue: deque[tuple[frozenset[int], MultiState, str]] = deque([(start[0], start[1], "")])
+    queue: deque[tuple[frozenset[int], MultiState, int, str]] = deque([(*start, "")])
     while queue:
-        a_states, b_states, word = queue.popleft()
-        if a.accepts(a_states):
+        a_states, b_states, phase, word = queue.popleft()
+        if phase == _ACTION and a.accepts(a_states):
             any_b = any(b.accepts(st) for b, st in zip(bs, b_states, strict=True))
             if any_b == want_other_accepting:
                 return word
         for ch in alphabet:
             na = a.step(a_states, ch)
-            if not na:
+            nphase = _shape_step(phase, ch)
+            if not na or nphase == _DEAD:
                 continue
             nb = tuple(b.step(st, ch) for b, st in zip(bs, b_states, strict=True))
-            key = (na, nb)
+            key = (na, nb, nphase)
             if key not in seen:
                 seen.add(key)
-                queue.append((na, nb, word + _witness_char(ch)))
+                queue.append((na, nb, nphase, word + _witness_char(ch)))
     return None
 
 

@@ -61,8 +61,8 @@ def check_permissions(tree: GovernanceTree) -> Iterator[Problem]:
                 tamper = tampering_actions(action)
                 if tamper:
                     yield problem(pos, "PERM003",
-                                  f"'{action}' includes {', '.join(tamper[:3])}: a {persona} could remove "
-                                  "or rewrite the boundary that contains the project",
+                                  f"'{action}' includes {', '.join(tamper[:3])}: the project's {persona} role "
+                                  "could remove or rewrite the boundary that contains it",
                                   "grant a narrower action; boundary and SCP changes belong to platform admins")
 
 

@@ -1,0 +1,49 @@
+"""Shared benchmark plumbing: best-of-N timing, a printed table, and JSON results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def best_of(fn: Callable[[], object], *, repeat: int = 3) -> float:
+    """Best wall time in seconds over `repeat` runs (the least disturbed by other load)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    print(f"\n{title}")
+    for n, row in enumerate(cells):
+        print("  ".join(c.rjust(w) if n and i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}" if value < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def write_results(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    out = RESULTS_DIR / f"{name}.json"
+    meta = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    out.write_text(json.dumps({"benchmark": name, "environment": meta, **payload}, indent=2) + "\n")
+    print(f"\nwrote {out}")
+    return out
