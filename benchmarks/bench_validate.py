@@ -48,7 +48,7 @@ def main() -> None:
     base = rows[0]["us_per_project"]
     for row in rows:
         row["per_project_vs_100"] = float(row["us_per_project"]) / float(base)
-    print_table("load + validate (best of %d)" % args.repeat,
+    print_table(f"load + validate (best of {args.repeat})",
                 ["projects", "clusters", "files", "total s", "load s", "rules s", "from disk s", "us/project",
                  "x per-project vs 100"],
                 [[r["projects"], r["clusters"], r["files"], r["total_s"], r["load_s"], r["rules_s"], r["from_disk_s"],

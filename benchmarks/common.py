@@ -28,7 +28,8 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     print(f"\n{title}")
     for n, row in enumerate(cells):
-        print("  ".join(c.rjust(w) if n and i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        padded = (c.rjust(w) if n and i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        print("  ".join(padded))
         if n == 0:
             print("  ".join("-" * w for w in widths))
 

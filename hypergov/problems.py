@@ -8,13 +8,13 @@ line, and so that no user error ever surfaces as a Python traceback.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import NewType
 
 RuleId = NewType("RuleId", str)
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
 

@@ -57,8 +57,9 @@ def test_mutated_example_files_only_give_problems(path: str, data: st.DataObject
     start = data.draw(st.integers(0, len(original)))
     end = data.draw(st.integers(start, min(len(original), start + 40)))
     insert = data.draw(st.one_of(
-        st.sampled_from([b"", b":", b"- ", b"  ", b"\n", b"&a", b"*a", b"<<: *a", b"{", b"[", b"'", b"!!python/object:x",
-                         b"\t", b"\xef\xbb\xbf", b"\xe2\x80\xae", b"1e999", b"0x1F", b"~", b"yes", b"2024-01-01"]),
+        st.sampled_from([b"", b":", b"- ", b"  ", b"\n", b"&a", b"*a", b"<<: *a", b"{", b"[", b"'",
+                         b"!!python/object:x", b"\t", b"\xef\xbb\xbf", b"\xe2\x80\xae", b"1e999", b"0x1F",
+                         b"~", b"yes", b"2024-01-01"]),
         st.binary(max_size=8),
         st.just(original[start:end] * 2),
     ))

@@ -7,7 +7,7 @@ shape's length bounds, pattern (anchored: AWS matches the whole value) or enum.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal
 
 import botocore.session
@@ -15,7 +15,7 @@ from botocore.model import ServiceModel, Shape
 from pydantic import Field, StringConstraints
 
 
-@lru_cache(maxsize=None)
+@cache
 def _service(name: str) -> ServiceModel:
     return _session().get_service_model(name)
 

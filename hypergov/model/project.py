@@ -13,8 +13,8 @@ from hypergov.model.common import (
     ActionPattern,
     InstanceType,
     Persona,
-    PriorityClassName,
     Principal,
+    PriorityClassName,
     StrictModel,
     Tags,
 )

@@ -47,9 +47,7 @@ def check_permissions(tree: GovernanceTree) -> Iterator[Problem]:
     for persona in PERSONAS:
         for i, action in enumerate(org.model.personas.for_persona(persona).actions):
             pos = org.pos("personas", persona, "actions", i)
-            for p in _containment(action, allow, deny, pos, "PERM004",
-                                  f"persona {persona}'s org-wide policy"):
-                yield p
+            yield from _containment(action, allow, deny, pos, "PERM004", f"persona {persona}'s org-wide policy")
 
     for name, project in sorted(tree.projects.items()):
         extra = project.model.extra_permissions

@@ -42,7 +42,7 @@ def _org_and_clusters(tree: GovernanceTree) -> Iterator[Problem]:
 
 
 def _projects(tree: GovernanceTree) -> Iterator[Problem]:
-    for team, project in sorted(tree.projects.items()):
+    for _team, project in sorted(tree.projects.items()):
         for cluster_name, quota in sorted(project.model.quotas.items()):
             if cluster_name not in tree.cluster_files:
                 yield problem(project.pos("quotas", cluster_name, key=True), "REF001",

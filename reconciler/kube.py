@@ -1,0 +1,147 @@
+"""Kubernetes objects of a stack (team RBAC; Kueue queues, LimitRange and ResourceQuota in
+plain-EKS mode): planned always, applied by server-side apply only when a kubeconfig for the
+cluster is configured. Without one, every object is planned and reported as not applied.
+
+The live cluster is reached through `KubeApi`, a small Protocol over the kubernetes client's
+dynamic client, so the decision (what to create, update, prune) stays pure and testable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from reconciler.plan import Action, ResourceChange, diff_attributes
+
+FIELD_MANAGER = "hypergov"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+STACK_LABEL = "hypergov.dev/stack"
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    body: Mapping[str, Any]
+
+    @property
+    def address(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"kubernetes:{self.api_version}/{self.kind}:{ns}{self.name}"
+
+
+def object_from_pulumi(type_token: str, inputs: Mapping[str, Any], *, stack: str) -> KubeObject:
+    """`kubernetes:rbac.authorization.k8s.io/v1:Role` + its inputs -> a manifest labelled for pruning."""
+    _, api_version, kind = type_token.split(":", 2)
+    if api_version.startswith("core/"):
+        api_version = api_version.removeprefix("core/")
+    body = {k: v for k, v in inputs.items() if k not in ("apiVersion", "kind")}
+    metadata = dict(body.get("metadata") or {})
+    labels = dict(metadata.get("labels") or {})
+    labels.update({MANAGED_BY_LABEL: "hypergov", STACK_LABEL: stack})
+    metadata["labels"] = labels
+    body = {"apiVersion": api_version, "kind": kind, **body, "metadata": metadata}
+    return KubeObject(api_version=api_version, kind=kind, name=str(metadata.get("name", "")),
+                      namespace=metadata.get("namespace"), body=body)
+
+
+class KubeApi(Protocol):
+    def get(self, obj: KubeObject) -> Mapping[str, Any] | None: ...
+    def apply(self, obj: KubeObject) -> None: ...
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None: ...
+    def list_managed(self, stack: str) -> list[KubeObject]: ...
+
+
+def _comparable(live: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the fields hypergov declares; the server adds the rest."""
+    out: dict[str, Any] = {}
+    for key, want in desired.items():
+        have = live.get(key)
+        out[key] = _comparable(have, want) if isinstance(want, Mapping) and isinstance(have, Mapping) else have
+    return out
+
+
+def plan_objects(objects: Iterable[KubeObject], *, cluster: str, stack: str,
+                 api: KubeApi | None) -> tuple[ResourceChange, ...]:
+    desired = sorted(objects, key=lambda o: o.address)
+    if api is None:
+        note = f"not applied: no kubeconfig for {cluster}"
+        return tuple(ResourceChange(address=o.address, type=o.kind, name=o.name, action=Action.CREATE,
+                                    executor="kubernetes", note=note) for o in desired)
+    changes: list[ResourceChange] = []
+    for obj in desired:
+        live = api.get(obj)
+        if live is None:
+            changes.append(ResourceChange(address=obj.address, type=obj.kind, name=obj.name, action=Action.CREATE,
+                                          executor="kubernetes"))
+            continue
+        attrs = diff_attributes(_comparable(live, obj.body), dict(obj.body))
+        changes.append(ResourceChange(address=obj.address, type=obj.kind, name=obj.name,
+                                      action=Action.UPDATE if attrs else Action.NOOP, executor="kubernetes",
+                                      attributes=attrs))
+    wanted = {o.address for o in desired}
+    for orphan in api.list_managed(stack):
+        if orphan.address not in wanted:
+            changes.append(ResourceChange(address=orphan.address, type=orphan.kind, name=orphan.name,
+                                          action=Action.DELETE, executor="kubernetes"))
+    return tuple(changes)
+
+
+@dataclass
+class DynamicKubeApi:
+    """`KubeApi` over the official client's DynamicClient (server-side apply, field manager hypergov)."""
+
+    client: Any  # kubernetes.dynamic.DynamicClient
+
+    @classmethod
+    def from_kubeconfig(cls, path: Path) -> DynamicKubeApi:
+        from kubernetes import config, dynamic  # imported late: only needed with a kubeconfig
+
+        return cls(client=dynamic.DynamicClient(config.new_client_from_config(config_file=str(path))))
+
+    def _resource(self, api_version: str, kind: str) -> Any:
+        return self.client.resources.get(api_version=api_version, kind=kind)
+
+    def get(self, obj: KubeObject) -> Mapping[str, Any] | None:
+        from kubernetes.dynamic.exceptions import NotFoundError
+
+        try:
+            found = self._resource(obj.api_version, obj.kind).get(name=obj.name, namespace=obj.namespace)
+        except NotFoundError:
+            return None
+        result: Mapping[str, Any] = found.to_dict()
+        return result
+
+    def apply(self, obj: KubeObject) -> None:
+        self._resource(obj.api_version, obj.kind).server_side_apply(
+            body=dict(obj.body), name=obj.name, namespace=obj.namespace, field_manager=FIELD_MANAGER,
+            force_conflicts=True)
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+        self._resource(api_version, kind).delete(name=name, namespace=namespace)
+
+    def list_managed(self, stack: str) -> list[KubeObject]:
+        # Only the kinds hypergov declares are searched; listing every API group would be slow.
+        found: list[KubeObject] = []
+        for api_version, kind in MANAGED_KINDS:
+            try:
+                items = self._resource(api_version, kind).get(label_selector=f"{STACK_LABEL}={stack}").items
+            except Exception:
+                continue
+            for item in items:
+                meta = item.metadata
+                found.append(KubeObject(api_version=api_version, kind=kind, name=meta.name,
+                                        namespace=getattr(meta, "namespace", None), body={}))
+        return found
+
+
+MANAGED_KINDS = (
+    ("rbac.authorization.k8s.io/v1", "Role"), ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("v1", "LimitRange"), ("v1", "ResourceQuota"), ("v1", "Namespace"), ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"), ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
+    ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
+)

@@ -1,0 +1,89 @@
+"""Plans for people: a terminal rendering and a Markdown rendering for merge requests.
+
+Both are pure functions of `Plan` values (already masked), so golden-file tests pin them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from reconciler.plan import Action, Plan, ResourceChange
+
+_MAX_VALUE = 120
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 3] + "..."
+
+
+def summary_line(plan: Plan) -> str:
+    if plan.is_empty:
+        return f"{plan.stack}: no changes"
+    c = plan.counts()
+    return (f"{plan.stack}: {c['create']} to create, {c['update']} to update, "
+            f"{c['replace']} to replace, {c['delete']} to delete")
+
+
+def _change_lines(change: ResourceChange) -> list[str]:
+    head = f"  {change.symbol:>3} {change.address} ({change.type})"
+    if change.note:
+        head += f"  [{change.note}]"
+    lines = [head]
+    if change.action in (Action.UPDATE, Action.REPLACE):
+        for attr in change.attributes:
+            flag = "  # forces replacement" if attr.forces_replacement else ""
+            lines.append(f"        {attr.path}: {_value(attr.before)} -> {_value(attr.after)}{flag}")
+    return lines
+
+
+def render_text(plans: Sequence[Plan]) -> str:
+    out: list[str] = []
+    for plan in plans:
+        out.append(summary_line(plan))
+        for change in plan.changes:
+            if change.action is not Action.NOOP:
+                out.extend(_change_lines(change))
+        out.extend(f"  note: {n}" for n in plan.notes)
+    return "\n".join(out) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", extra_sections: Sequence[str] = ()) -> str:
+    changed = [p for p in plans if not p.is_empty or any(c.note for c in p.changes)]
+    lines = [f"## {title}", ""]
+    totals = {"create": 0, "update": 0, "replace": 0, "delete": 0}
+    for p in plans:
+        for k, v in p.counts().items():
+            totals[k] += v
+    lines.append(f"**{len(changed)}** of {len(plans)} stacks change: "
+                 f"{totals['create']} to create, {totals['update']} to update, "
+                 f"{totals['replace']} to replace, {totals['delete']} to delete.")
+    lines.append("")
+    if changed:
+        lines += ["| stack | create | update | replace | delete |", "|---|---:|---:|---:|---:|"]
+        for p in changed:
+            c = p.counts()
+            lines.append(f"| `{p.stack}` | {c['create']} | {c['update']} | {c['replace']} | {c['delete']} |")
+        lines.append("")
+    for p in changed:
+        lines += [f"<details><summary><code>{p.stack}</code>: {summary_line(p).split(': ', 1)[1]}</summary>", "",
+                  "| | resource | type | change |", "|---|---|---|---|"]
+        for change in p.changes:
+            if change.action is Action.NOOP:
+                continue
+            detail = "; ".join(f"`{a.path}`: {_md_escape(_value(a.before))} → {_md_escape(_value(a.after))}"
+                               for a in change.attributes) if change.action in (Action.UPDATE, Action.REPLACE) else ""
+            if change.note:
+                detail = f"{detail} _{_md_escape(change.note)}_".strip()
+            lines.append(f"| `{change.symbol}` | `{change.address}` | `{change.type}` | {detail} |")
+        lines += ["", "</details>", ""]
+    lines.extend(extra_sections)
+    return "\n".join(lines).rstrip() + "\n"

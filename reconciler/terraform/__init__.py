@@ -1,0 +1,1 @@
+"""The terraform engine: captured Pulumi graphs executed by the real `terraform` binary."""

@@ -1,0 +1,85 @@
+"""Run the real `terraform` binary: one call per subcommand, output captured, failures
+classified as temporary (retry later: a held state lock, throttling) or permanent."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_TEMPORARY = re.compile(r"Error acquiring the state lock|Throttling|RequestLimitExceeded|Rate exceeded|"
+                        r"TooManyRequests|connection refused|i/o timeout", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class TerraformError(Exception):
+    """A terraform command failed. `temporary` failures may succeed when retried later."""
+
+    def __init__(self, command: str, stderr: str, *, temporary: bool) -> None:
+        self.command = command
+        self.stderr = stderr
+        self.temporary = temporary
+        super().__init__(f"terraform {command} failed: {summarize(stderr)}")
+
+
+def summarize(stderr: str, limit: int = 1200) -> str:
+    """The error lines terraform prints, without colour codes and box drawing."""
+    text = _ANSI.sub("", stderr)
+    lines = [ln.strip(" │╷╵") for ln in text.splitlines()]
+    kept = [ln for ln in lines if ln and not ln.startswith("with ") and ln not in ("on main.tf.json line",)]
+    joined = " ".join(kept)
+    return joined if len(joined) <= limit else joined[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class TerraformRunner:
+    binary: str
+    env: Mapping[str, str]
+    timeout_s: float = 1800.0
+
+    def run(self, args: Sequence[str], *, cwd: Path,
+            ok_codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+        command = [self.binary, *args]
+        try:
+            proc = subprocess.run(command, cwd=cwd, env=dict(self.env), capture_output=True, text=True,
+                                  timeout=self.timeout_s, check=False)
+        except FileNotFoundError as exc:
+            raise TerraformError(args[0], f"the terraform binary '{self.binary}' was not found; install Terraform "
+                                 "or set terraform.binary in hypergov.yaml", temporary=False) from exc
+        except subprocess.TimeoutExpired as exc:
+            raise TerraformError(args[0], f"timed out after {self.timeout_s:.0f} s", temporary=True) from exc
+        if proc.returncode not in ok_codes:
+            stderr = proc.stderr or proc.stdout
+            raise TerraformError(args[0], stderr, temporary=bool(_TEMPORARY.search(stderr)))
+        return proc
+
+    def init(self, cwd: Path) -> None:
+        if (cwd / ".terraform.lock.hcl").exists() and (cwd / ".terraform").is_dir():
+            return
+        self.run(["init", "-input=false", "-no-color", "-reconfigure"], cwd=cwd)
+
+    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False) -> bool:
+        """Write a saved plan; True when it has changes (`-detailed-exitcode` 2)."""
+        args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s", "-detailed-exitcode", f"-out={out}"]
+        if refresh_only:
+            args.append("-refresh-only")
+        if destroy:
+            args.append("-destroy")
+        return self.run(args, cwd=cwd, ok_codes=(0, 2)).returncode == 2
+
+    def show_json(self, cwd: Path, planfile: str) -> dict[str, Any]:
+        proc = self.run(["show", "-json", "-no-color", planfile], cwd=cwd)
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def apply(self, cwd: Path, planfile: str) -> None:
+        self.run(["apply", "-input=false", "-no-color", "-lock-timeout=60s", "-auto-approve", planfile], cwd=cwd)
+
+    def providers_schema(self, cwd: Path) -> dict[str, Any]:
+        proc = self.run(["providers", "schema", "-json"], cwd=cwd)
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data

@@ -1,0 +1,63 @@
+"""Terraform's `show -json` plan representation -> hypergov `ResourceChange`s (pure).
+
+Sensitive values are masked with the plan's own `before_sensitive` / `after_sensitive` maps
+before anything else sees them; computed-after-apply values read "(known after apply)".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.plan import Action, ResourceChange, diff_attributes, mask
+
+UNKNOWN = "(known after apply)"
+_IGNORED_ATTRS = frozenset({"tags_all", "id", "arn"})
+
+
+def _action(actions: list[str]) -> Action:
+    if actions in (["delete", "create"], ["create", "delete"]):
+        return Action.REPLACE
+    return {"create": Action.CREATE, "update": Action.UPDATE, "delete": Action.DELETE,
+            "no-op": Action.NOOP, "read": Action.READ}[actions[0]]
+
+
+def _with_unknowns(after: Any, unknown: Any) -> Any:
+    if unknown is True:
+        return UNKNOWN
+    if isinstance(after, dict) and isinstance(unknown, dict):
+        out = dict(after)
+        for key, flag in unknown.items():
+            out[key] = _with_unknowns(after.get(key), flag)
+        return out
+    return after
+
+
+def _paths(replace_paths: list[list[Any]] | None) -> frozenset[str]:
+    return frozenset(".".join(str(p) for p in path) for path in (replace_paths or []))
+
+
+def change_from_entry(entry: dict[str, Any]) -> ResourceChange:
+    change = entry["change"]
+    action = _action(change["actions"])
+    before = mask(change.get("before"), change.get("before_sensitive", False))
+    after = mask(_with_unknowns(change.get("after"), change.get("after_unknown", False)),
+                 change.get("after_sensitive", False))
+    attributes = ()
+    if action in (Action.UPDATE, Action.REPLACE):
+        before_map = {k: v for k, v in (before or {}).items() if k not in _IGNORED_ATTRS}
+        after_map = {k: v for k, v in (after or {}).items() if k not in _IGNORED_ATTRS}
+        attributes = diff_attributes(before_map, after_map, replace_paths=_paths(change.get("replace_paths")))
+    return ResourceChange(address=entry["address"], type=entry["type"], name=entry["name"], action=action,
+                          executor="terraform", attributes=attributes)
+
+
+def changes_from_show(data: dict[str, Any]) -> tuple[ResourceChange, ...]:
+    """Planned changes, in address order."""
+    entries = sorted(data.get("resource_changes", []), key=lambda e: e["address"])
+    return tuple(change_from_entry(e) for e in entries if e.get("mode", "managed") == "managed")
+
+
+def drift_from_show(data: dict[str, Any]) -> tuple[ResourceChange, ...]:
+    """Out-of-band changes a refresh-only plan found (`resource_drift`)."""
+    entries = sorted(data.get("resource_drift", []), key=lambda e: e["address"])
+    return tuple(change_from_entry(e) for e in entries if e["change"]["actions"] != ["no-op"])

@@ -1,0 +1,41 @@
+"""Plans render for terminals and merge requests."""
+
+from __future__ import annotations
+
+from reconciler.plan import Action, AttributeChange, Plan, ResourceChange, StackName
+from reconciler.render import render_markdown, render_text, summary_line
+
+
+def _plan() -> Plan:
+    return Plan(stack=StackName("project-vision"), engine="terraform", changes=(
+        ResourceChange("aws_iam_role.engineer", "aws_iam_role", "engineer", Action.UPDATE, "terraform",
+                       (AttributeChange("max_session_duration", 3600, 7200),)),
+        ResourceChange("aws_budgets_budget.monthly", "aws_budgets_budget", "monthly", Action.CREATE, "terraform"),
+        ResourceChange("kubernetes:v1/LimitRange:hyperpod-ns-vision/max-gpus", "LimitRange", "max-gpus",
+                       Action.CREATE, "kubernetes", note="not applied: no kubeconfig for gpu-west"),
+        ResourceChange("aws_iam_policy.same", "aws_iam_policy", "same", Action.NOOP, "terraform"),
+    ))
+
+
+def test_summary_counts_only_actionable_changes() -> None:
+    assert summary_line(_plan()) == "project-vision: 1 to create, 1 to update, 0 to replace, 0 to delete"
+    empty = Plan(stack=StackName("org"), engine="terraform", changes=())
+    assert summary_line(empty) == "org: no changes"
+
+
+def test_text_shows_attribute_changes_and_notes() -> None:
+    text = render_text([_plan()])
+    assert "~ aws_iam_role.engineer" in text
+    assert "max_session_duration: 3600 -> 7200" in text
+    assert "[not applied: no kubeconfig for gpu-west]" in text
+    assert "aws_iam_policy.same" not in text
+
+
+def test_markdown_has_table_and_details_per_changed_stack() -> None:
+    md = render_markdown([_plan(), Plan(stack=StackName("org"), engine="terraform", changes=())],
+                         extra_sections=["### capacity impact", "none"])
+    assert "**1** of 2 stacks change: 1 to create, 1 to update, 0 to replace, 0 to delete." in md
+    assert "| `project-vision` | 1 | 1 | 0 | 0 |" in md
+    assert "`max_session_duration`: 3600 → 7200" in md
+    assert "<code>org</code>" not in md
+    assert md.rstrip().endswith("none")

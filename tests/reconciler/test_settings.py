@@ -1,0 +1,41 @@
+"""Settings come from hypergov.yaml, then HYPERGOV_* variables; bad settings fail clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler.settings import SettingsError, load_settings
+
+
+def test_defaults_without_a_file(tmp_path: Path) -> None:
+    s = load_settings(environ={"HYPERGOV_SETTINGS": str(tmp_path / "absent.yaml")})
+    assert s.engine == "auto" and s.aws.endpoint_url is None and s.terraform.parallelism == 2
+
+
+def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
+    f = tmp_path / "hypergov.yaml"
+    f.write_text("engine: pulumi\naws:\n  profile: prod\n  endpoints: {eks: http://eks.local}\n"
+                 "kubeconfigs: {gpu-west: /k/gpu-west}\n")
+    s = load_settings(f, environ={"HYPERGOV_ENGINE": "terraform", "HYPERGOV_AWS_ENDPOINT_URL": "http://127.0.0.1:5000"},
+                      overrides={"terraform.parallelism": 3})
+    assert s.engine == "terraform" and s.resolved_engine() == "terraform"
+    assert s.aws.profile == "prod"
+    assert s.aws.endpoint_for("eks") == "http://eks.local"
+    assert s.aws.endpoint_for("iam") == "http://127.0.0.1:5000"
+    assert s.kubeconfigs == {"gpu-west": Path("/k/gpu-west")}
+    assert s.terraform.parallelism == 3
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    pytest.param("engine: magic\n", "engine", id="bad-engine"),
+    pytest.param("aws: {max_retries: 100}\n", "aws.max_retries", id="out-of-range"),
+    pytest.param("colour: blue\n", "colour", id="unknown-key"),
+    pytest.param("a: [\n", "not valid YAML", id="syntax"),
+])
+def test_bad_settings_say_where(tmp_path: Path, content: str, message: str) -> None:
+    f = tmp_path / "hypergov.yaml"
+    f.write_text(content)
+    with pytest.raises(SettingsError, match=message):
+        load_settings(f, environ={})
