@@ -29,6 +29,7 @@ def read_tree_at(repo_path: str | os.PathLike[str], ref: str, subdir: str = "con
     files: dict[str, bytes] = {}
     for item in tree.traverse():
         if isinstance(item, git.Blob):
-            rel = item.path[len(prefix) + 1:] if prefix else item.path
+            full = str(item.path)
+            rel = full[len(prefix) + 1:] if prefix else full
             files[rel] = item.data_stream.read()
     return files

@@ -101,7 +101,8 @@ class DynamicKubeApi:
     def from_kubeconfig(cls, path: Path) -> DynamicKubeApi:
         from kubernetes import config, dynamic  # imported late: only needed with a kubeconfig
 
-        return cls(client=dynamic.DynamicClient(config.new_client_from_config(config_file=str(path))))
+        api_client = config.new_client_from_config(config_file=str(path))  # type: ignore[no-untyped-call]
+        return cls(client=dynamic.DynamicClient(api_client))  # type: ignore[no-untyped-call]
 
     def _resource(self, api_version: str, kind: str) -> Any:
         return self.client.resources.get(api_version=api_version, kind=kind)

@@ -1,18 +1,21 @@
 """Field limits taken from botocore's official AWS service models, never retyped by hand.
 
 When AWS changes a limit (a new HyperPod instance type, a longer name), upgrading botocore
-updates our validation with it. Each helper returns a pydantic `Annotated` type carrying the
-shape's length bounds, pattern (anchored: AWS matches the whole value) or enum.
+updates our validation with it. Each helper returns pydantic metadata for `Annotated[...]` carrying the
+shape's length bounds, pattern (anchored: AWS matches the whole value), range or enum.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import botocore.session
-from botocore.model import ServiceModel, Shape
-from pydantic import Field, StringConstraints
+from annotated_types import Interval
+from botocore.model import ServiceModel, Shape, StructureShape
+from pydantic import GetCoreSchemaHandler, StringConstraints
+from pydantic_core import core_schema
 
 
 @cache
@@ -30,7 +33,9 @@ def shape(service: str, shape_name: str) -> Shape:
 
 
 def member_shape(service: str, structure: str, member: str) -> Shape:
-    return shape(service, structure).members[member]  # type: ignore[attr-defined,no-any-return]
+    found = shape(service, structure)
+    assert isinstance(found, StructureShape), f"{service} {structure} is not a structure"
+    return found.members[member]
 
 
 def anchored(pattern: str) -> str:
@@ -39,36 +44,36 @@ def anchored(pattern: str) -> str:
     return f"^(?:{core})$"
 
 
-def aws_string(service: str, shape_name: str, *, member: str | None = None,
-               description: str = "") -> Any:
-    """`str` constrained exactly as the AWS shape (or structure member) is."""
+def aws_str(service: str, shape_name: str, *, member: str | None = None) -> StringConstraints:
+    """String constraints exactly as the AWS shape (or structure member) has them.
+    Use as `Annotated[str, aws_str("iam", "roleNameType"), Field(description=...)]`."""
     found = member_shape(service, shape_name, member) if member else shape(service, shape_name)
     meta = found.metadata
     pattern = meta.get("pattern")
-    return Annotated[
-        str,
-        StringConstraints(
-            min_length=meta.get("min"),
-            max_length=meta.get("max"),
-            pattern=anchored(pattern) if pattern else None,
-        ),
-        Field(description=description or f"AWS {service} {found.name}"),
-    ]
+    return StringConstraints(min_length=meta.get("min"), max_length=meta.get("max"),
+                             pattern=anchored(pattern) if pattern else None)
 
 
-def aws_int(service: str, shape_name: str, *, description: str = "") -> Any:
+def aws_range(service: str, shape_name: str) -> Interval:
+    """Numeric bounds of an AWS integer shape, e.g. `Annotated[int, aws_range("sagemaker", "FairShareWeight")]`."""
     meta = shape(service, shape_name).metadata
-    return Annotated[int, Field(ge=meta.get("min"), le=meta.get("max"),
-                                description=description or f"AWS {service} {shape_name}")]
+    return Interval(ge=meta.get("min"), le=meta.get("max"))
 
 
 def aws_enum_values(service: str, shape_name: str) -> tuple[str, ...]:
-    return tuple(shape(service, shape_name).enum)  # type: ignore[attr-defined]
+    values: list[str] = shape(service, shape_name).enum
+    return tuple(values)
 
 
-def aws_enum(service: str, shape_name: str, *, description: str = "") -> Any:
-    values = aws_enum_values(service, shape_name)
-    return Annotated[Literal[values], Field(description=description or f"AWS {service} {shape_name}")]  # type: ignore[valid-type]
+@dataclass(frozen=True)
+class AwsEnum:
+    """A string that must be one of an AWS enum shape's values (JSON Schema: `enum`)."""
+
+    service: str
+    shape_name: str
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.literal_schema(list(aws_enum_values(self.service, self.shape_name)))
 
 
 def shape_pattern(service: str, shape_name: str) -> str:

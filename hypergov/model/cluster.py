@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from hypergov.model.aws_limits import aws_int
+from hypergov.model.aws_limits import aws_range
 from hypergov.model.common import (
     EksClusterName,
     HyperPodClusterArn,
@@ -20,18 +20,18 @@ from hypergov.model.common import (
     Tags,
 )
 
-PriorityWeight = aws_int("sagemaker", "PriorityWeight", description="scheduler weight, 0-100")
+PriorityWeight = Annotated[int, aws_range("sagemaker", "PriorityWeight"), Field(description="scheduler weight, 0-100")]
 InstanceCount = Annotated[int, Field(ge=0, le=100_000, description="number of instances")]
 AcceleratorCount = Annotated[int, Field(ge=0, le=64, description="GPUs/accelerators per instance")]
 
 
 class HyperPodRef(StrictModel):
-    cluster_name: HyperPodClusterName  # type: ignore[valid-type]
-    arn: HyperPodClusterArn | None = None  # type: ignore[valid-type]
+    cluster_name: HyperPodClusterName
+    arn: HyperPodClusterArn | None = None
 
 
 class EksRef(StrictModel):
-    cluster_name: EksClusterName  # type: ignore[valid-type]
+    cluster_name: EksClusterName
 
 
 class InstanceCapacity(StrictModel):
@@ -43,8 +43,8 @@ class InstanceCapacity(StrictModel):
 
 
 class PriorityClass(StrictModel):
-    name: PriorityClassName  # type: ignore[valid-type]
-    weight: PriorityWeight  # type: ignore[valid-type]
+    name: PriorityClassName
+    weight: PriorityWeight
 
 
 class SchedulerPolicy(StrictModel):
@@ -64,9 +64,9 @@ class Cluster(StrictModel):
     task_governance: bool = Field(default=True, description=(
         "true: HyperPod task governance owns Kueue (compute quotas + scheduler config); "
         "false: plain-EKS mode, hypergov declares Kueue queues itself"))
-    capacity: dict[InstanceType, InstanceCapacity] = Field(min_length=1)  # type: ignore[valid-type]
+    capacity: dict[InstanceType, InstanceCapacity] = Field(min_length=1)
     scheduler: SchedulerPolicy
-    tags: Tags = Field(default_factory=dict)  # type: ignore[valid-type]
+    tags: Tags = Field(default_factory=dict)
 
     def priority_class_names(self) -> set[str]:
         return {pc.name for pc in self.scheduler.priority_classes}

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, NewType
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from hypergov.model.aws_limits import aws_enum, aws_enum_values, aws_string
+from hypergov.model.aws_limits import AwsEnum, aws_enum_values, aws_str
 
 TeamName = NewType("TeamName", str)
 ClusterName = NewType("ClusterName", str)
@@ -24,22 +24,27 @@ class StrictModel(BaseModel):
 Persona = Literal["ProjectLead", "Engineer", "Viewer"]
 PERSONAS: tuple[Persona, ...] = ("ProjectLead", "Engineer", "Viewer")
 
-InstanceType = aws_enum("sagemaker", "ClusterInstanceType",
-                        description="a HyperPod instance type, e.g. ml.p5.48xlarge")
+InstanceType = Annotated[str, AwsEnum("sagemaker", "ClusterInstanceType"),
+                         Field(description="a HyperPod instance type, e.g. ml.p5.48xlarge")]
 INSTANCE_TYPES = frozenset(aws_enum_values("sagemaker", "ClusterInstanceType"))
 
-AccountId = aws_string("organizations", "AccountId", description="12-digit AWS account id (quote it)")
-OrganizationalUnitId = aws_string("organizations", "OrganizationalUnitId",
-                                  description="an Organizations OU id, e.g. ou-ab12-cd34ef56")
-HyperPodClusterName = aws_string("sagemaker", "ClusterName", description="the HyperPod cluster name")
-HyperPodClusterArn = aws_string("sagemaker", "ClusterArn", description="the HyperPod cluster ARN")
-EksClusterName = aws_string("eks", "CreateClusterRequest", member="name",
-                            description="the EKS cluster that orchestrates the HyperPod cluster")
-PriorityClassName = aws_string("sagemaker", "ClusterSchedulerPriorityClassName",
-                               description="a scheduler priority class name (lowercase, digits, '-')")
-TagKey = aws_string("iam", "tagKeyType", description="an AWS tag key")
-TagValue = aws_string("iam", "tagValueType", description="an AWS tag value")
-Tags = dict[TagKey, TagValue]  # type: ignore[valid-type]
+AccountId = Annotated[str, aws_str("organizations", "AccountId"),
+                      Field(description="12-digit AWS account id (quote it)")]
+OrganizationalUnitId = Annotated[str, aws_str("organizations", "OrganizationalUnitId"),
+                                 Field(description="an Organizations OU id, e.g. ou-ab12-cd34ef56")]
+HyperPodClusterName = Annotated[str, aws_str("sagemaker", "ClusterName"),
+                                Field(description="the HyperPod cluster name")]
+HyperPodClusterArn = Annotated[str, aws_str("sagemaker", "ClusterArn"),
+                               Field(description="the HyperPod cluster ARN")]
+EksClusterName = Annotated[str, aws_str("eks", "CreateClusterRequest", member="name"),
+                           Field(description="the EKS cluster that orchestrates the HyperPod cluster")]
+PriorityClassName = Annotated[str, aws_str("sagemaker", "ClusterSchedulerPriorityClassName"),
+                              Field(description="a scheduler priority class name (lowercase, digits, '-')")]
+TagKey = Annotated[str, aws_str("iam", "tagKeyType"),
+                   Field(description="an AWS tag key")]
+TagValue = Annotated[str, aws_str("iam", "tagValueType"),
+                     Field(description="an AWS tag value")]
+Tags = dict[TagKey, TagValue]
 
 Partition = Literal["aws", "aws-cn", "aws-us-gov"]
 Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"),

@@ -30,7 +30,7 @@ class Account(StrictModel):
     """An AWS account that hosts HyperPod clusters."""
 
     name: AccountAlias
-    id: AccountId  # type: ignore[valid-type]
+    id: AccountId
 
 
 class PermissionBoundary(StrictModel):
@@ -62,10 +62,10 @@ class CostAllocation(StrictModel):
     """Cost-attribution tags. hypergov sets `project_tag` and `cost_centre_tag` itself on every
     taggable resource; `required_tags` are keys every project must set in its `tags`."""
 
-    project_tag: TagKey = "Project"  # type: ignore[valid-type]
-    cost_centre_tag: TagKey = "CostCentre"  # type: ignore[valid-type]
+    project_tag: TagKey = "Project"
+    cost_centre_tag: TagKey = "CostCentre"
     cost_centre_pattern: Annotated[str, StringConstraints(max_length=200)] = r"^[A-Z]{2}-[0-9]{3,6}$"
-    required_tags: list[TagKey] = Field(default_factory=list)  # type: ignore[valid-type]
+    required_tags: list[TagKey] = Field(default_factory=list)
 
 
 ChangeOwner = Annotated[
@@ -92,12 +92,12 @@ class Organization(StrictModel):
     partition: Partition = "aws"
     home_region: Region
     allowed_regions: list[Region] = Field(min_length=1)
-    organizational_unit: OrganizationalUnitId  # type: ignore[valid-type]
+    organizational_unit: OrganizationalUnitId
     accounts: list[Account] = Field(min_length=1)
     permission_boundary: PermissionBoundary
     personas: Personas
     cost_allocation: CostAllocation = CostAllocation()
-    allowed_instance_types: list[InstanceType] = Field(min_length=1)  # type: ignore[valid-type]
+    allowed_instance_types: list[InstanceType] = Field(min_length=1)
     platform_admins: list[Principal] = Field(min_length=1)
     change_control: list[ChangeRule] = Field(default_factory=list)
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hypergov.model.aws_limits import aws_int
+from hypergov.model.aws_limits import aws_range
 from hypergov.model.common import (
     ActionPattern,
     InstanceType,
@@ -19,10 +19,11 @@ from hypergov.model.common import (
     Tags,
 )
 
-FairShareWeight = aws_int("sagemaker", "FairShareWeight", description="fair-share weight, 0-100")
-BorrowLimit = aws_int("sagemaker", "BorrowLimit",
-                      description="how much idle capacity the team may borrow, in percent of its quota")
-QuotaCount = aws_int("sagemaker", "InstanceCount", description="guaranteed instances")
+FairShareWeight = Annotated[int, aws_range("sagemaker", "FairShareWeight"),
+                            Field(description="fair-share weight, 0-100")]
+BorrowLimit = Annotated[int, aws_range("sagemaker", "BorrowLimit"),
+                        Field(description="how much idle capacity the team may borrow, in percent of its quota")]
+QuotaCount = Annotated[int, aws_range("sagemaker", "InstanceCount"), Field(description="guaranteed instances")]
 SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 
 
@@ -41,9 +42,9 @@ class Members(StrictModel):
 class ClusterQuota(StrictModel):
     """The team's compute quota on one cluster (one HyperPod ComputeQuota)."""
 
-    instances: dict[InstanceType, QuotaCount] = Field(min_length=1)  # type: ignore[valid-type]
+    instances: dict[InstanceType, QuotaCount] = Field(min_length=1)
     sharing: SharingStrategy = "Lend"
-    borrow_limit_percent: BorrowLimit | None = None  # type: ignore[valid-type]
+    borrow_limit_percent: BorrowLimit | None = None
 
 
 class Budget(StrictModel):
@@ -68,9 +69,9 @@ class Project(StrictModel):
     members: Members
     cost_centre: str | None = None
     budget: Budget | None = None
-    tags: Tags = Field(default_factory=dict)  # type: ignore[valid-type]
+    tags: Tags = Field(default_factory=dict)
     quotas: dict[str, ClusterQuota] = Field(default_factory=dict, description="per cluster name")
-    fair_share_weight: FairShareWeight = 1  # type: ignore[valid-type]
+    fair_share_weight: FairShareWeight = 1
     preempt_own_lower_priority: bool = True
-    allowed_priority_classes: list[PriorityClassName] = Field(min_length=1)  # type: ignore[valid-type]
+    allowed_priority_classes: list[PriorityClassName] = Field(min_length=1)
     extra_permissions: ExtraPermissions = ExtraPermissions()

@@ -12,9 +12,9 @@ from hypergov.model.common import Duration, InstanceType, LabelKey, PriorityClas
 
 class WorkloadClass(StrictModel):
     description: Annotated[str, Field(max_length=1024)] = ""
-    priority_class: PriorityClassName  # type: ignore[valid-type]
+    priority_class: PriorityClassName
     max_gpus_per_job: Annotated[int, Field(ge=1, le=100_000)]
     max_run_time: Duration
     required_labels: list[LabelKey] = Field(default_factory=list)
-    instance_types: list[InstanceType] = Field(default_factory=list,  # type: ignore[valid-type]
+    instance_types: list[InstanceType] = Field(default_factory=list,
                                                description="empty: any type the team has quota for")

@@ -28,14 +28,14 @@ def _guarantees_fit(tree: GovernanceTree) -> Iterator[Problem]:
             for itype, count in quota.instances.items():
                 demand[(cluster, itype)].append((team, count))
     for (cluster_name, itype), teams in sorted(demand.items()):
-        cluster = tree.clusters.get(cluster_name)
-        if cluster is None or itype not in cluster.model.capacity:
+        found = tree.clusters.get(cluster_name)
+        if found is None or itype not in found.model.capacity:
             continue  # reported by the reference rules
-        capacity = cluster.model.capacity[itype].instances
+        capacity = found.model.capacity[itype].instances
         total = sum(c for _, c in teams)
         if total > capacity:
             parts = ", ".join(f"{t} {c}" for t, c in sorted(teams, key=lambda x: (-x[1], x[0])))
-            yield problem(cluster.pos("capacity", itype, "instances"), "CAP001",
+            yield problem(found.pos("capacity", itype, "instances"), "CAP001",
                           f"{itype}: teams are guaranteed {total} instances ({parts}) but the cluster has {capacity}",
                           f"lower the teams' quotas by {total - capacity} in projects/*.yaml "
                           "or raise this capacity when hardware is added")
@@ -56,12 +56,12 @@ def _sharing_coherent(tree: GovernanceTree) -> Iterator[Problem]:
                               "set 'sharing: LendAndBorrow' or remove borrow_limit_percent")
             if quota.sharing != "LendAndBorrow":
                 continue
-            cluster = tree.clusters.get(cluster_name)
-            if cluster is not None and not cluster.model.scheduler.idle_resource_sharing:
+            target = tree.clusters.get(cluster_name)
+            if target is not None and not target.model.scheduler.idle_resource_sharing:
                 yield problem(_sharing_pos(project, base), "CAP003",
                               f"team borrows on '{cluster_name}', whose scheduler has idle_resource_sharing off",
                               "use 'sharing: Lend' or 'DontLend', or enable idle_resource_sharing on the cluster")
-            elif cluster is not None and not (lenders[cluster_name] - {team}):
+            elif target is not None and not (lenders[cluster_name] - {team}):
                 yield problem(_sharing_pos(project, base), "CAP004",
                               f"team borrows on '{cluster_name}' but no other team there lends its quota",
                               "borrowing will never succeed; use 'sharing: Lend' or agree on lending with another team",

@@ -7,11 +7,12 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import Any
 
 from hypergov import naming
 from hypergov.model.aws_limits import shape_max, shape_pattern
 from hypergov.model.common import PERSONAS
-from hypergov.model.tree import GovernanceTree
+from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, SourcePos
 from hypergov.rules.base import problem
 
@@ -124,9 +125,9 @@ def _uniqueness(tree: GovernanceTree) -> Iterator[Problem]:
         seen[f"team name '{folded}' (ignoring case and Unicode form)"].append(
             (team, _file_pos(tree, f"projects/{team}.yaml")))
     for team, project in sorted(tree.projects.items()):
-        for cluster in project.model.quotas:
-            seen[f"compute quota name '{naming.compute_quota_name(team, cluster)}'"].append(
-                (team, project.pos("quotas", cluster, key=True)))
+        for quota_cluster in project.model.quotas:
+            seen[f"compute quota name '{naming.compute_quota_name(team, quota_cluster)}'"].append(
+                (team, project.pos("quotas", quota_cluster, key=True)))
     if tree.org is not None:
         for field in ("name", "id"):
             for i, account in enumerate(tree.org.model.accounts):
@@ -159,7 +160,8 @@ def _members(tree: GovernanceTree) -> Iterator[Problem]:
 
 
 def _tags(tree: GovernanceTree) -> Iterator[Problem]:
-    objects = [(f"cluster '{n}'", c, c.model.tags) for n, c in sorted(tree.clusters.items())]
+    objects: list[tuple[str, Sourced[Any], dict[str, str]]] = [
+        (f"cluster '{n}'", c, c.model.tags) for n, c in sorted(tree.clusters.items())]
     objects += [(f"project '{n}'", p, p.model.tags) for n, p in sorted(tree.projects.items())]
     for what, sourced, tags in objects:
         for key in sorted(tags):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.plan import Action, ResourceChange, diff_attributes, mask
+from reconciler.plan import Action, AttributeChange, ResourceChange, diff_attributes, mask
 
 UNKNOWN = "(known after apply)"
 _IGNORED_ATTRS = frozenset({"tags_all", "id", "arn"})
@@ -42,7 +42,7 @@ def change_from_entry(entry: dict[str, Any]) -> ResourceChange:
     before = mask(change.get("before"), change.get("before_sensitive", False))
     after = mask(_with_unknowns(change.get("after"), change.get("after_unknown", False)),
                  change.get("after_sensitive", False))
-    attributes = ()
+    attributes: tuple[AttributeChange, ...] = ()
     if action in (Action.UPDATE, Action.REPLACE):
         before_map = {k: v for k, v in (before or {}).items() if k not in _IGNORED_ATTRS}
         after_map = {k: v for k, v in (after or {}).items() if k not in _IGNORED_ATTRS}
