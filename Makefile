@@ -34,6 +34,10 @@ bench: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/hypergov schema --out schema
 
+# Rewrite tests/stacks/golden/project-vision.json from config/ (review the diff before committing).
+golden: $(STAMP)
+	$(BIN)/python -m stacks.golden
+
 # Re-resolve the pins after editing requirements.in.
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv

@@ -89,6 +89,15 @@ def schema_cmd(out: Path) -> None:
         click.echo(os.fspath(written))
 
 
+def _add_stacks_group() -> None:
+    from stacks.cli import stacks  # the stacks layer sits above hypergov's models and rules
+
+    main.add_command(stacks)
+
+
+_add_stacks_group()
+
+
 def run() -> None:
     """Console entry point: user errors exit cleanly; only real bugs show a traceback."""
     try:

@@ -11,7 +11,8 @@ import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path as FsPath
-from typing import Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,7 +22,7 @@ from hypergov.model.project import Project
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.model.workload import WorkloadClass
 from hypergov.problems import Problem, RuleId, SourcePos
-from hypergov.source import Document, Path, parse_document
+from hypergov.source import Document, Path, parse_document, show
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -123,8 +124,18 @@ def _validate(model: type[M], name: str, doc: Document, problems: list[Problem])
     try:
         return Sourced(name=name, model=model.model_validate(doc.data), doc=doc)
     except ValidationError as exc:
-        problems.extend(schema_problem(model, doc, err) for err in exc.errors(include_url=False))
+        errors = exc.errors(include_url=False)
+        problems.extend(schema_problem(model, doc, err) for err in errors if not _is_echo(err, errors, doc))
         return None
+
+
+def _is_echo(err: Any, errors: list[Any], doc: Document) -> bool:
+    """A mapping whose only (invalid) key was dropped is then also "too short": say it once."""
+    if err["type"] != "too_short":
+        return False
+    loc = tuple(err["loc"])
+    return loc in doc.dropped or any(len(o["loc"]) > len(loc) and tuple(o["loc"][: len(loc)]) == loc
+                                     for o in errors)
 
 
 # --- pydantic error -> Problem -------------------------------------------------------------------
@@ -158,7 +169,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"number {value}"
     if isinstance(value, str):
-        return f"string {_short(value)!r}"
+        return f"string '{show(value, 60)}'"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
@@ -184,27 +195,48 @@ def _data_path(loc: tuple[Any, ...]) -> tuple[Path, bool]:
     return tuple(path), is_key
 
 
-def _field_names_at(model: type[BaseModel], path: Path) -> list[str]:
-    """Known keys of the model reached by following `path` (best effort, for suggestions)."""
-    current: Any = model
-    for part in path:
-        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
-            current = _unwrap(current)
+def _strip(annotation: Any) -> tuple[Any, str]:
+    """Unwrap Annotated[...] and `X | None`, keeping the description carried in the metadata."""
+    description = ""
+    while True:
+        if get_origin(annotation) is Annotated:
+            base, *metadata = get_args(annotation)
+            for meta in metadata:
+                description = description or str(getattr(meta, "description", None) or "")
+            annotation = base
             continue
-        info = current.model_fields.get(part)
-        current = _unwrap(info.annotation) if info else None
-    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+        if get_origin(annotation) in (Union, UnionType):
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            if len(args) == 1:
+                annotation = args[0]
+                continue
+        return annotation, description
 
 
-def _unwrap(annotation: Any) -> Any:
-    """The model inside list[...], dict[..., ...] or X | None, if any."""
-    for arg in getattr(annotation, "__args__", ()) or ():
-        if isinstance(arg, type) and issubclass(arg, BaseModel):
-            return arg
-        inner = _unwrap(arg)
-        if inner is not None and inner is not arg:
-            return inner
-    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+def _target(model: type[BaseModel], path: Path) -> tuple[Any, str]:
+    """The type (and its description) that `path` points at inside `model`; (None, "") if unknown."""
+    annotation: Any = model
+    description = ""
+    for part in path:
+        annotation, meta_description = _strip(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            info = annotation.model_fields.get(part) if isinstance(part, str) else None
+            if info is None:
+                return None, ""
+            annotation, description = info.annotation, info.description or ""
+        elif get_origin(annotation) is dict:
+            annotation, description = get_args(annotation)[1], ""
+        elif get_origin(annotation) is list:
+            annotation, description = get_args(annotation)[0], ""
+        else:
+            return None, ""
+    annotation, meta_description = _strip(annotation)
+    return annotation, description or meta_description
+
+
+def _field_names_at(model: type[BaseModel], path: Path) -> list[str]:
+    target, _ = _target(model, path)
+    return list(target.model_fields) if isinstance(target, type) and issubclass(target, BaseModel) else []
 
 
 def _is_platform_admin_key(key: object) -> bool:
@@ -226,7 +258,7 @@ def schema_problem(model: type[BaseModel], doc: Document, err: Any) -> Problem:
         close = difflib.get_close_matches(str(key), known, n=1)
         hint = f"did you mean '{close[0]}'?" if close else (
             f"allowed keys here: {', '.join(known)}" if known else "remove this key")
-        return Problem(pos, RuleId("SCH001"), f"unknown key '{key}'", hint)
+        return Problem(pos, RuleId("SCH001"), f"unknown key '{show(str(key))}'", hint)
     if kind == "missing":
         field = path[-1] if path else "?"
         parent = path[:-1]
@@ -236,8 +268,9 @@ def schema_problem(model: type[BaseModel], doc: Document, err: Any) -> Problem:
     pos = doc.pos(path, key=is_key)
     if kind in _TYPE_NAMES or kind.endswith("_type"):
         expected = _TYPE_NAMES.get(kind, kind.removesuffix("_type"))
-        hint = f"quote the value to make it a string: \"{value}\"" if kind == "string_type" and isinstance(
-            value, (int, float, bool)) else f"write {expected} here"
+        written = doc.raw.get(path)
+        hint = f"quote the value to make it a string: \"{show(written)}\"" if kind == "string_type" and written \
+            else f"write {expected} here"
         return Problem(pos, RuleId("SCH002"), f"'{where}' must be {expected}, not {_describe(value)}", hint)
     if kind == "literal_error":
         expected_text: str = err.get("ctx", {}).get("expected", "")
@@ -251,28 +284,25 @@ def schema_problem(model: type[BaseModel], doc: Document, err: Any) -> Problem:
     message = f"'{where}': {err['msg'][0].lower()}{err['msg'][1:]}"
     if kind == "string_pattern_mismatch":
         message = f"'{where}': {_describe(value)} is not valid"
-    return Problem(pos, RuleId("SCH004"), _short(message, 200),
-                   f"expected {description}" if description else "fix the value")
+    bound = _bound_hint(kind, err.get("ctx") or {})
+    parts = (f"expected {description}" if description else "", f"use {bound}" if bound else "")
+    hint = "; ".join(h for h in parts if h)
+    return Problem(pos, RuleId("SCH004"), _short(message, 200), hint or "fix the value")
 
 
 def _field_description(model: type[BaseModel], path: Path) -> str:
-    names = [p for p in path if isinstance(p, str)]
-    if not names:
+    return _target(model, path)[1]
+
+
+_BOUNDS = {"greater_than_equal": ("ge", "at least {}"), "less_than_equal": ("le", "at most {}"),
+           "greater_than": ("gt", "more than {}"), "less_than": ("lt", "less than {}"),
+           "too_long": ("max_length", "at most {} items"), "too_short": ("min_length", "at least {} item(s)"),
+           "string_too_long": ("max_length", "at most {} characters"),
+           "string_too_short": ("min_length", "at least {} character(s)")}
+
+
+def _bound_hint(kind: str, ctx: Mapping[str, Any]) -> str:
+    if kind not in _BOUNDS:
         return ""
-    current: Any = model
-    info = None
-    for name in names:
-        fields = getattr(current, "model_fields", None)
-        if fields is None or name not in fields:
-            break
-        info = fields[name]
-        current = _unwrap(info.annotation)
-    if info is None:
-        return ""
-    if info.description:
-        return str(info.description)
-    for meta in getattr(info, "metadata", []):
-        desc = getattr(meta, "description", None)
-        if desc:
-            return str(desc)
-    return ""
+    key, text = _BOUNDS[kind]
+    return text.format(ctx[key]) if key in ctx else ""

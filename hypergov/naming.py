@@ -52,3 +52,55 @@ def compute_quota_name(team: str, cluster: str) -> str:
 
 def scheduler_config_name(cluster: str) -> str:
     return f"{cluster}-scheduler"
+
+
+# --- added for the components and stacks (append-only) ---
+
+ROLE_PATH = "/hypergov/"
+"""IAM path of every role hypergov makes: the SCP singles these roles out by it, so the maximum
+boundary never constrains the platform administrators or hypergov's own deployer."""
+
+
+def tag_policy_name(org: str) -> str:
+    return f"{org}-hypergov-cost-tags"
+
+
+def budget_alert_topic_name(org: str) -> str:
+    return f"{org}-hypergov-budget-alerts"
+
+
+def kueue_cluster_queue(team: str) -> str:
+    """Named as HyperPod task governance names its own, so tooling that knows one knows both."""
+    return f"hyperpod-ns-{team}-clusterqueue"
+
+
+def kueue_local_queue(team: str) -> str:
+    return f"hyperpod-ns-{team}-localqueue"
+
+
+def kueue_cohort(cluster: str) -> str:
+    return f"{cluster}-cohort"
+
+
+def kueue_resource_flavor(instance_type: str) -> str:
+    return instance_type
+
+
+def workload_admission_policy(team: str) -> str:
+    return f"hypergov-{team}-workload-classes"
+
+
+WORKLOAD_LIMITS = "hypergov-workload-limits"
+"""Name of the LimitRange and ResourceQuota hypergov keeps in each team namespace."""
+
+
+def org_stack() -> str:
+    return "org"
+
+
+def cluster_stack(cluster: str) -> str:
+    return f"cluster-{cluster}"
+
+
+def project_stack(team: str) -> str:
+    return f"project-{team}"

@@ -28,6 +28,14 @@ MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 200_000
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _SCALAR_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
+def show(text: str, limit: int = 80) -> str:
+    """User text made safe to print: invisible characters as escapes, long text shortened."""
+    shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 @dataclass
@@ -39,6 +47,11 @@ class Document:
     # (line, column), 1-based; SourcePos objects are only made for the few that get reported.
     key_pos: dict[Path, tuple[int, int]] = field(default_factory=dict)
     value_pos: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    # The source text of scalars YAML did not read as strings (`no`, `0123`, `2024-01-01`), so a
+    # hint can quote what the user wrote rather than what YAML made of it.
+    raw: dict[Path, str] = field(default_factory=dict)
+    # Mappings from which an unreadable key was dropped (already reported): their emptiness is no news.
+    dropped: set[Path] = field(default_factory=set)
 
     def pos(self, path: Path, *, key: bool = False) -> SourcePos:
         """The position of `path`, or of its closest ancestor that exists in the file."""
@@ -49,7 +62,7 @@ class Document:
             if found is not None:
                 return SourcePos(self.file, *found)
             probe = probe[:-1]
-        return SourcePos(self.file, *self.value_pos.get((), (1, 1)))
+        return SourcePos(self.file)  # the file as a whole
 
 
 class _TooLarge(Exception):
@@ -76,10 +89,20 @@ class _Builder:
             raise _TooLarge
         self.doc.value_pos.setdefault(path, self.mark(node))
         if isinstance(node, yaml.MappingNode):
+            self._check_tag(node, _MAP_TAG)
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
+            self._check_tag(node, _SEQ_TAG)
             return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
-        return self._scalar(node)
+        value = self._scalar(node)
+        if not isinstance(value, str) and isinstance(node, yaml.ScalarNode):
+            self.doc.raw[path] = node.value
+        return value
+
+    def _check_tag(self, node: yaml.Node, expected: str) -> None:
+        if node.tag != expected:
+            self.problem(node, "SYN001", f"custom YAML tag '{show(node.tag)}' is not supported",
+                         "remove the tag; governance files use plain YAML lists, mappings and scalars")
 
     def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -91,8 +114,11 @@ class _Builder:
                 continue
             key = self._scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
             if not isinstance(key, str):
-                self.problem(key_node, "SCH002", f"mapping key {key_node.value!r} must be a string",
-                             "quote the key, e.g. \"123\": ...")
+                shown = f"'{show(key_node.value)}'" if isinstance(key_node, yaml.ScalarNode) else (
+                    "a list" if isinstance(key_node, yaml.SequenceNode) else "a mapping")
+                self.problem(key_node, "SCH002", f"mapping key {shown} must be a string",
+                             "use a plain (or quoted) string as the key, e.g. \"123\": ...")
+                self.doc.dropped.add(path)
                 continue
             if key in first_seen:
                 self.problem(key_node, "SYN002",
@@ -109,7 +135,7 @@ class _Builder:
         try:
             value = _SCALAR_CONSTRUCTOR.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
-            self.problem(node, "SYN001", f"cannot read this value: {_first_line(exc)}",
+            self.problem(node, "SYN001", f"cannot read this value: {show(_first_line(exc))}",
                          "use plain YAML scalars (strings, numbers, booleans); custom tags are not supported")
             return None
         if isinstance(value, str):
@@ -153,18 +179,13 @@ def parse_document(text: str | bytes, file: str) -> tuple[Document, list[Problem
             return doc, problems
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = SourcePos(file, mark.line + 1, mark.column + 1) if mark else SourcePos(file)
-        problems.append(Problem(pos, RuleId("SYN001"), f"YAML syntax error: {_first_line(exc)}",
-                                "fix the YAML syntax at this position (indentation, quotes, colons)"))
-        return doc, problems
     except yaml.YAMLError as exc:
-        problems.append(Problem(SourcePos(file), RuleId("SYN001"),
-                                f"YAML syntax error: {_first_line(exc)}",
-                                "fix the YAML syntax of this file"))
+        problems.append(_syntax_problem(exc, text, file))
         return doc, problems
-    nodes = [n for n in nodes if n is not None]
+    except RecursionError:
+        problems.append(_too_deep(file))
+        return doc, problems
+    nodes = [n for n in nodes if n is not None and not _is_empty_document(n)]
     if not nodes:
         problems.append(Problem(SourcePos(file), RuleId("SYN003"), "file is empty",
                                 "fill it in (see the example tree in config/) or delete it"))
@@ -184,9 +205,10 @@ def parse_document(text: str | bytes, file: str) -> tuple[Document, list[Problem
                                 "write the values out; do not nest YAML aliases"))
         return doc, problems
     except RecursionError:
-        problems.append(Problem(SourcePos(file), RuleId("SYN005"), "document is nested too deeply",
-                                "flatten the structure; governance files are a few levels deep"))
+        problems.append(_too_deep(file))
         return doc, problems
+    if any(p.rule in ("SYN001", "SYN006") for p in problems):
+        return doc, problems  # a value could not be read: schema errors about it would only mislead
     if not isinstance(data, dict):
         problems.append(Problem(builder.doc.pos(()), RuleId("SCH002"),
                                 f"the file must be a mapping of keys to values, not {_kind(data)}",
@@ -194,6 +216,47 @@ def parse_document(text: str | bytes, file: str) -> tuple[Document, list[Problem
         return doc, problems
     doc.data = data
     return doc, problems
+
+
+def _too_deep(file: str) -> Problem:
+    return Problem(SourcePos(file), RuleId("SYN005"), "document is nested too deeply",
+                   "flatten the structure; governance files are a few levels deep")
+
+
+def _is_empty_document(node: yaml.Node) -> bool:
+    """A document that is only `---` (or a trailing `---`) holds an empty null scalar."""
+    return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null" and node.value == ""
+
+
+def _offset_pos(text: str, offset: int) -> tuple[int, int]:
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
+
+
+def _syntax_problem(exc: yaml.YAMLError, text: str, file: str) -> Problem:
+    """Locate a YAML error where the user must look. For an unterminated quote, a missing ':'
+    or an unclosed flow collection, the error's *context* (where the construct opened) is the
+    place; for other errors, the *problem* mark (where parsing failed)."""
+    message = _first_line(exc)
+    if "exceeded" in message and "depth" in message:
+        return _too_deep(file)
+    if isinstance(exc, yaml.reader.ReaderError):
+        line, column = _offset_pos(text, exc.position)
+        return Problem(SourcePos(file, line, column), RuleId("SYN001"),
+                       f"character U+{exc.character if isinstance(exc.character, int) else ord(exc.character):04X} "
+                       "is not allowed in YAML", "delete the control character (retype the line)")
+    if isinstance(exc, yaml.MarkedYAMLError):
+        context = exc.context or ""
+        use_context = exc.context_mark is not None and context.startswith(
+            ("while scanning a quoted scalar", "while scanning a simple key", "while parsing a flow"))
+        mark = exc.context_mark if use_context else (exc.problem_mark or exc.context_mark)
+        if mark is not None:
+            detail = f"{context}: {message}" if use_context else message
+            return Problem(SourcePos(file, mark.line + 1, mark.column + 1), RuleId("SYN001"),
+                           f"YAML syntax error: {detail}",
+                           "fix the YAML syntax here (a missing ':' or closing quote/bracket, or bad indentation)")
+    return Problem(SourcePos(file), RuleId("SYN001"), f"YAML syntax error: {message}",
+                   "fix the YAML syntax of this file")
 
 
 def _kind(value: Any) -> str:

@@ -119,4 +119,6 @@ def _workload_admissible(tree: GovernanceTree) -> Iterator[Problem]:
                 yield problem(wl.pos("max_gpus_per_job"), "CAP006",
                               f"a job of class '{cls}' may ask for {wl.model.max_gpus_per_job} GPUs, but team "
                               f"'{team}' can hold at most {reachable} on any one cluster",
-                              f"lower max_gpus_per_job to {reachable} or raise the team's quota")
+                              f"lower max_gpus_per_job to {reachable} or raise the team's quota" if reachable else
+                              "give the team a quota for the instance types this class runs on, "
+                              "or change the class's instance_types")

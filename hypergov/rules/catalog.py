@@ -42,6 +42,7 @@ RULES: tuple[RuleInfo, ...] = (
     RuleInfo("REF004", "references", "workload class of an unknown project"),
     RuleInfo("REF005", "references", "unknown account, or region the org does not allow"),
     RuleInfo("REF006", "references", "workload class priority not allowed for its project"),
+    RuleInfo("REF007", "references", "HyperPod ARN missing (task governance) or of another account or region"),
     RuleInfo("IDN001", "identity", "team name invalid as a Kubernetes namespace or HyperPod team name"),
     RuleInfo("IDN002", "identity", "derived IAM role / policy / budget name invalid or too long"),
     RuleInfo("IDN003", "identity", "tag key or value invalid (reserved prefix, length)"),

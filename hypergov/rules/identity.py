@@ -87,7 +87,7 @@ def _derived_names(tree: GovernanceTree) -> Iterator[Problem]:
             if len(role) > ROLE_NAME_MAX or not IAM_NAME.match(role):
                 yield problem(pos, "IDN002",
                               f"IAM role name '{role}' is {len(role)} characters; IAM allows {ROLE_NAME_MAX}",
-                              f"shorten the team name by {len(role) - ROLE_NAME_MAX} characters")
+                              f"shorten the team name by {len(role) - ROLE_NAME_MAX} character(s)")
                 break
             policy = naming.role_policy_name(org, team, persona)
             if len(policy) > POLICY_NAME_MAX:

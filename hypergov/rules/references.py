@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hypergov.model.tree import GovernanceTree
+from hypergov.model.cluster import Cluster
+from hypergov.model.org import Account
+from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem
 from hypergov.rules.base import problem
 
@@ -39,6 +41,29 @@ def _org_and_clusters(tree: GovernanceTree) -> Iterator[Problem]:
             yield problem(cluster.pos("region"), "REF005",
                           f"region {region} is not in the org's allowed_regions",
                           f"use one of: {_names(set(org.allowed_regions))}")
+        yield from _hyperpod_arn(cluster, region, org.account(cluster.model.account))
+
+
+def _hyperpod_arn(cluster: Sourced[Cluster], region: str, account: Account | None) -> Iterator[Problem]:
+    """Compute quotas and the scheduler config bind to the cluster's ARN, whose last part
+    SageMaker generates: a task-governance cluster must name it, and it must be this cluster's."""
+    arn = cluster.model.hyperpod.arn
+    if arn is None:
+        if cluster.model.task_governance:
+            yield problem(cluster.pos("hyperpod", key=True), "REF007",
+                          "a cluster with task governance needs its HyperPod ARN (hyperpod.arn)",
+                          f"add 'arn:' from 'aws sagemaker describe-cluster --cluster-name "
+                          f"{cluster.model.hyperpod.cluster_name} --query ClusterArn'")
+        return
+    _, _, _, arn_region, arn_account, _ = arn.split(":", 5)
+    if account is not None and arn_account != account.id:
+        yield problem(cluster.pos("hyperpod", "arn"), "REF007",
+                      f"the ARN is in account {arn_account}, but the cluster's account '{account.name}' "
+                      f"is {account.id}", "fix the ARN or the cluster's account")
+    if arn_region != region:
+        yield problem(cluster.pos("hyperpod", "arn"), "REF007",
+                      f"the ARN is in region {arn_region}, but the cluster is in {region}",
+                      "fix the ARN or the cluster's region")
 
 
 def _projects(tree: GovernanceTree) -> Iterator[Problem]:

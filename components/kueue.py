@@ -1,0 +1,95 @@
+"""Kueue objects for clusters without HyperPod task governance (plain-EKS mode), built as plain
+manifests with the semantics the HyperPod objects have:
+
+| HyperPod task governance            | Kueue (plain EKS)                                          |
+|-------------------------------------|------------------------------------------------------------|
+| compute quota: instances per type   | ClusterQueue nominalQuota: accelerators per flavor         |
+| Lend                                | borrowingLimit 0, lendingLimit unset (all idle quota lent)  |
+| DontLend                            | borrowingLimit 0, lendingLimit 0                           |
+| LendAndBorrow, BorrowLimit p %      | borrowingLimit = nominal * p / 100 (default 50), lends all |
+| idle-resource sharing off           | every queue: borrowingLimit 0, lendingLimit 0               |
+| fair share on, team weight w        | ClusterQueue fairSharing.weight w                           |
+| preempt own lower-priority tasks    | preemption.withinClusterQueue LowerPriority (else Never)    |
+| priority class name/weight          | WorkloadPriorityClass name/value                            |
+| the cluster                         | one cohort; one ResourceFlavor per instance type            |
+
+Quotas count accelerators, as Kueue counts resources; an instance type's accelerators per
+instance come from the cluster (or the built-in table).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from hypergov import naming
+from hypergov.model.accelerators import accelerators_per_instance
+from hypergov.model.cluster import Cluster
+from hypergov.model.project import ClusterQuota, Project
+
+API = "kueue.x-k8s.io/v1beta1"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+DEFAULT_BORROW_PERCENT = 50
+
+
+def accelerator_resource(instance_type: str) -> str:
+    """The extended resource a node of this type advertises (Neuron devices on Trainium)."""
+    return "aws.amazon.com/neuron" if ".trn" in instance_type or ".inf" in instance_type else "nvidia.com/gpu"
+
+
+def accelerators(cluster: Cluster, instance_type: str) -> int:
+    capacity = cluster.capacity.get(instance_type)
+    override = capacity.accelerators_per_instance if capacity else None
+    return accelerators_per_instance(instance_type, override) or 0
+
+
+def borrow_percent(quota: ClusterQuota) -> int:
+    return quota.borrow_limit_percent if quota.borrow_limit_percent is not None else DEFAULT_BORROW_PERCENT
+
+
+def resource_flavor(instance_type: str) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": "ResourceFlavor",
+            "metadata": {"name": naming.kueue_resource_flavor(instance_type)},
+            "spec": {"nodeLabels": {INSTANCE_TYPE_LABEL: instance_type}}}
+
+
+def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": name}, "value": weight,
+            "description": f"hypergov: scheduler priority class '{name}'"}
+
+
+def _limits(cluster: Cluster, quota: ClusterQuota, nominal: int) -> dict[str, int]:
+    if not cluster.scheduler.idle_resource_sharing or quota.sharing == "DontLend":
+        return {"borrowingLimit": 0, "lendingLimit": 0}
+    if quota.sharing == "Lend":
+        return {"borrowingLimit": 0}
+    return {"borrowingLimit": nominal * borrow_percent(quota) // 100}
+
+
+def cluster_queue(*, team: str, cluster_name: str, cluster: Cluster, project: Project,
+                  quota: ClusterQuota) -> dict[str, Any]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for itype, count in sorted(quota.instances.items()):
+        nominal = count * accelerators(cluster, itype)
+        groups[accelerator_resource(itype)].append({
+            "name": naming.kueue_resource_flavor(itype),
+            "resources": [{"name": accelerator_resource(itype), "nominalQuota": nominal,
+                           **_limits(cluster, quota, nominal)}]})
+    spec: dict[str, Any] = {
+        "cohort": naming.kueue_cohort(cluster_name),
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": naming.namespace(team)}},
+        "queueingStrategy": "BestEffortFIFO",
+        "resourceGroups": [{"coveredResources": [res], "flavors": flavors} for res, flavors in sorted(groups.items())],
+        "preemption": {"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"},
+                       "withinClusterQueue": "LowerPriority" if project.preempt_own_lower_priority else "Never"},
+    }
+    if cluster.scheduler.fair_share:
+        spec["fairSharing"] = {"weight": project.fair_share_weight}
+    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": naming.kueue_cluster_queue(team)},
+            "spec": spec}
+
+
+def local_queue(team: str) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": "LocalQueue",
+            "metadata": {"name": naming.kueue_local_queue(team), "namespace": naming.namespace(team)},
+            "spec": {"clusterQueue": naming.kueue_cluster_queue(team)}}

@@ -1,0 +1,164 @@
+"""`ProjectGovernance`: the project layer. One IAM role per persona that has members, in the
+account of every cluster the team has quota on, each with the org's permissions boundary, a trust
+policy for the project's principals and a least-privilege ABAC policy (see `components.policies`);
+EKS access entries for those roles, scoped to the team namespace, mapped to the Kubernetes group
+HyperPod documents for teams; the Role/RoleBinding in `hyperpod-ns-<team>` for what EKS access
+policies cannot express (the job and queue custom resources); and a monthly AWS Budget on the
+project's cost-centre tag in each of those accounts, alerting the org's budget topic there.
+
+A persona without members gets no role: a trust policy must name someone. A project spread over
+several accounts gets one budget per account, its monthly amount split in proportion to the
+accelerators it is guaranteed there (a member account's budget only sees that account's costs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components import arns, kueue, policies
+from components.tags import cost_tags, k8s_labels
+from hypergov import naming
+from hypergov.model.cluster import Cluster
+from hypergov.model.common import PERSONAS, Persona
+from hypergov.model.org import Organization
+from hypergov.model.project import Project
+
+TYPE = "hypergov:index:ProjectGovernance"
+ACCESS_POLICY: dict[Persona, str] = {"ProjectLead": "AmazonEKSEditPolicy", "Engineer": "AmazonEKSEditPolicy",
+                                     "Viewer": "AmazonEKSViewPolicy"}
+GROUP_PERSONAS: frozenset[Persona] = frozenset({"ProjectLead", "Engineer"})
+RBAC_RULES: list[dict[str, list[str]]] = [
+    {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs", "pytorchjobs/status"],
+     "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+    {"apiGroups": ["sagemaker.amazonaws.com"], "resources": ["hyperpodpytorchjobs", "hyperpodpytorchjobs/status"],
+     "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads", "localqueues"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list", "watch"]},
+]
+
+
+@dataclass(frozen=True)
+class ProjectGovernanceArgs:
+    org: Organization
+    team: str
+    project: Project
+    clusters: Mapping[str, Cluster]  # the clusters the team has quota on
+    aws_providers: Mapping[tuple[str, str], aws.Provider]  # (account id, region) -> provider
+    kubernetes: Mapping[str, k8s.Provider]  # cluster name -> provider
+
+
+def _json(document: object) -> str:
+    return json.dumps(document, separators=(",", ":"))
+
+
+def budget_shares(org: Organization, project: Project, clusters: Mapping[str, Cluster]) -> dict[str, float]:
+    """Account id -> the part of the project's budget spent there (by guaranteed accelerators)."""
+    weight: dict[str, int] = {}
+    for name, cluster in sorted(clusters.items()):
+        acct = arns.account_id(org, cluster.account)
+        gpus = sum(c * kueue.accelerators(cluster, t) for t, c in project.quotas[name].instances.items())
+        weight[acct] = weight.get(acct, 0) + gpus
+    total = sum(weight.values())
+    return {a: (w / total if total else 1 / len(weight)) for a, w in sorted(weight.items())}
+
+
+class ProjectGovernance(pulumi.ComponentResource):
+    def __init__(self, name: str, args: ProjectGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        org, team, project = args.org, args.team, args.project
+        self.tags = cost_tags(org, layer="project", project=(team, project))
+        personas = [p for p in PERSONAS if project.members.of(p)]
+        roles: dict[tuple[str, Persona], aws.iam.Role] = {}
+        for acct in sorted({arns.account_id(org, c.account) for c in args.clusters.values()}):
+            alias = next(a.name for a in org.accounts if str(a.id) == acct)
+            account_clusters = [c for c in args.clusters.values() if arns.account_id(org, c.account) == acct]
+            for persona in personas:
+                roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
+                                                    clusters=account_clusters)
+        for acct, share in budget_shares(org, project, args.clusters).items():
+            self._budget(args, acct=acct, share=share)
+        for cluster_name, cluster in sorted(args.clusters.items()):
+            acct = arns.account_id(org, cluster.account)
+            for persona in personas:
+                self._access(args, cluster_name=cluster_name, cluster=cluster, persona=persona,
+                             role=roles[(acct, persona)])
+            self._rbac(args, cluster_name=cluster_name)
+        self.register_outputs({"roleArns": sorted(arns.role_arn(org, account=a, team=team, persona=p)
+                                                  for a, p in roles)})
+
+    def _role(self, args: ProjectGovernanceArgs, *, acct: str, alias: str, persona: Persona,
+              clusters: list[Cluster]) -> aws.iam.Role:
+        org, team, project = args.org, args.team, args.project
+        slug = naming.PERSONA_SLUG[persona]
+        provider = args.aws_providers[(acct, org.home_region)]
+        opts = pulumi.ResourceOptions(parent=self, provider=provider)
+        role = aws.iam.Role(
+            f"role-{slug}@{alias}", name=naming.role_name(org.name, team, persona), path=naming.ROLE_PATH,
+            description=f"hypergov: {persona} of project {team}",
+            assume_role_policy=_json(policies.trust_policy(project.members.of(persona), org=org, account=acct)),
+            permissions_boundary=arns.boundary_policy_arn(org, acct), max_session_duration=3600,
+            tags=self.tags, opts=opts)
+        aws.iam.RolePolicy(
+            f"role-{slug}-access@{alias}", name=naming.role_policy_name(org.name, team, persona),
+            role=naming.role_name(org.name, team, persona),
+            policy=_json(policies.role_policy(org, team=team, project=project, persona=persona, clusters=clusters)),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[role]))
+        return role
+
+    def _budget(self, args: ProjectGovernanceArgs, *, acct: str, share: float) -> None:
+        org, team, project = args.org, args.team, args.project
+        if project.budget is None or project.cost_centre is None:
+            return
+        alias = next(a.name for a in org.accounts if str(a.id) == acct)
+        topic = arns.budget_topic_arn(org, acct)
+        aws.budgets.Budget(
+            f"budget@{alias}", name=naming.budget_name(org.name, team), account_id=acct, budget_type="COST",
+            limit_amount=f"{project.budget.monthly_usd * share:.2f}", limit_unit="USD", time_unit="MONTHLY",
+            cost_filters=[{"name": "TagKeyValue",
+                           "values": [f"user:{org.cost_allocation.cost_centre_tag}${project.cost_centre}"]}],
+            notifications=[{"comparison_operator": "GREATER_THAN", "threshold": float(pct),
+                            "threshold_type": "PERCENTAGE", "notification_type": "ACTUAL",
+                            "subscriber_sns_topic_arns": [topic]} for pct in sorted(project.budget.alert_at_percent)],
+            tags=self.tags,
+            opts=pulumi.ResourceOptions(parent=self, provider=args.aws_providers[(acct, org.home_region)]))
+
+    def _access(self, args: ProjectGovernanceArgs, *, cluster_name: str, cluster: Cluster, persona: Persona,
+                role: aws.iam.Role) -> None:
+        org, team = args.org, args.team
+        acct = arns.account_id(org, cluster.account)
+        slug = naming.PERSONA_SLUG[persona]
+        principal = arns.role_arn(org, account=acct, team=team, persona=persona)
+        provider = args.aws_providers[(acct, arns.cluster_region(org, cluster))]
+        entry = aws.eks.AccessEntry(
+            f"access-{slug}@{cluster_name}", cluster_name=cluster.eks.cluster_name, principal_arn=principal,
+            kubernetes_groups=[naming.namespace_group(team)] if persona in GROUP_PERSONAS else [],
+            type="STANDARD", tags=self.tags,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[role]))
+        aws.eks.AccessPolicyAssociation(
+            f"access-policy-{slug}@{cluster_name}", cluster_name=cluster.eks.cluster_name, principal_arn=principal,
+            policy_arn=arns.eks_access_policy_arn(org, ACCESS_POLICY[persona]),
+            access_scope={"type": "namespace", "namespaces": [naming.namespace(team)]},
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[entry]))
+
+    def _rbac(self, args: ProjectGovernanceArgs, *, cluster_name: str) -> None:
+        team = args.team
+        provider = args.kubernetes[cluster_name]
+        labels = k8s_labels(self.tags)
+        meta: dict[str, Any] = {"name": naming.namespace_role(team), "namespace": naming.namespace(team),
+                                "labels": labels}
+        role = k8s.rbac.v1.Role(  # type: ignore[call-overload]  # plain dicts for typed args
+            f"rbac-role@{cluster_name}", metadata=meta, rules=RBAC_RULES,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider))
+        k8s.rbac.v1.RoleBinding(  # type: ignore[call-overload]
+            f"rbac-binding@{cluster_name}", metadata=meta,
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": naming.namespace_role(team)},
+            subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                       "name": naming.namespace_group(team)}],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[role]))

@@ -1,0 +1,155 @@
+"""`WorkloadPolicy`: the workload layer, the team's workload classes as objects the cluster
+enforces in the team namespace `hyperpod-ns-<team>`:
+
+- a ValidatingAdmissionPolicy (+ binding) on Kueue `Workload`s, the one object every job kind
+  becomes under both HyperPod task governance and plain Kueue: the priority class must be one a
+  workload class of the team uses; a job's total accelerators may not exceed the largest
+  `max_gpus_per_job` of the classes with that priority, nor its maximum execution time their
+  `max_run_time`;
+- a LimitRange: no container asks for more accelerators than one of the team's instances has;
+- a ResourceQuota: the namespace never holds more accelerators than the team can reach there
+  (its guarantee plus what it may borrow);
+- in plain-EKS mode only, the team's Kueue LocalQueue pointing at its ClusterQueue (the cluster
+  stack declares the ClusterQueue, the counterpart of a HyperPod compute quota).
+
+`required_labels` are not enforced in-cluster: Kueue copies only configured label keys onto a
+Workload, so a check there would be unreliable; validation reports classes that lack them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import kueue
+from components.tags import cost_tags, k8s_labels
+from hypergov import naming
+from hypergov.model.cluster import Cluster
+from hypergov.model.common import duration_seconds
+from hypergov.model.org import Organization
+from hypergov.model.project import Project
+from hypergov.model.workload import WorkloadClass
+
+TYPE = "hypergov:index:WorkloadPolicy"
+ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "aws.amazon.com/neuron")
+
+
+@dataclass(frozen=True)
+class WorkloadPolicyArgs:
+    org: Organization
+    team: str
+    project: Project
+    cluster_name: str
+    cluster: Cluster
+    workloads: Mapping[str, WorkloadClass]  # class name -> class
+    kubernetes: k8s.Provider
+
+
+@dataclass(frozen=True)
+class PriorityLimits:
+    max_accelerators: int
+    max_seconds: int
+
+
+def limits_by_priority(workloads: Mapping[str, WorkloadClass]) -> dict[str, PriorityLimits]:
+    """Per priority class, the most any workload class with that priority allows."""
+    found: dict[str, PriorityLimits] = {}
+    for _, wl in sorted(workloads.items()):
+        seen = found.get(wl.priority_class, PriorityLimits(0, 0))
+        found[wl.priority_class] = PriorityLimits(max(seen.max_accelerators, wl.max_gpus_per_job),
+                                                  max(seen.max_seconds, duration_seconds(wl.max_run_time)))
+    return dict(sorted(found.items()))
+
+
+def reachable_accelerators(cluster: Cluster, project: Project, cluster_name: str) -> dict[str, int]:
+    """Per accelerator resource, the guarantee plus the borrowable part, capped by the cluster."""
+    quota = project.quotas[cluster_name]
+    total: dict[str, int] = defaultdict(int)
+    for itype, count in sorted(quota.instances.items()):
+        reach = count
+        if quota.sharing == "LendAndBorrow" and cluster.scheduler.idle_resource_sharing:
+            reach += count * kueue.borrow_percent(quota) // 100
+        capacity = cluster.capacity[itype].instances if itype in cluster.capacity else reach
+        total[kueue.accelerator_resource(itype)] += min(reach, capacity) * kueue.accelerators(cluster, itype)
+    return dict(sorted(total.items()))
+
+
+def per_container_max(cluster: Cluster, project: Project, cluster_name: str) -> dict[str, int]:
+    best: dict[str, int] = defaultdict(int)
+    for itype in project.quotas[cluster_name].instances:
+        res = kueue.accelerator_resource(itype)
+        best[res] = max(best[res], kueue.accelerators(cluster, itype))
+    return dict(sorted(best.items()))
+
+
+_GPUS = ("object.spec.podSets.map(ps, ps.count * ps.template.spec.containers.map(c, "
+         + " + ".join(f"(has(c.resources) && has(c.resources.limits) && '{r}' in c.resources.limits ? "
+                      f"int(string(c.resources.limits['{r}'])) : 0)" for r in ACCELERATOR_RESOURCES)
+         + ").sum()).sum()")
+
+
+def admission_validations(workloads: Mapping[str, WorkloadClass], allowed: list[str]) -> list[dict[str, str]]:
+    limits = limits_by_priority(workloads)
+    priorities = sorted(limits) if limits else sorted(allowed)
+    listed = ", ".join(f"'{p}'" for p in priorities)
+    checks = [{"expression": f"has(object.spec.priorityClassName) && object.spec.priorityClassName in [{listed}]",
+               "message": f"the team's workload classes allow priority classes {listed} only"}]
+    for priority, lim in limits.items():
+        guard = f"!has(object.spec.priorityClassName) || object.spec.priorityClassName != '{priority}'"
+        checks.append({"expression": f"{guard} || variables.accelerators <= {lim.max_accelerators}",
+                       "message": f"a '{priority}' job may use at most {lim.max_accelerators} accelerators"})
+        checks.append({"expression": f"{guard} || (has(object.spec.maximumExecutionTimeSeconds) && "
+                                     f"object.spec.maximumExecutionTimeSeconds <= {lim.max_seconds})",
+                       "message": f"a '{priority}' job must set a maximum execution time of at most "
+                                  f"{lim.max_seconds} s (label kueue.x-k8s.io/max-exec-time-seconds)"})
+    return checks
+
+
+class WorkloadPolicy(pulumi.ComponentResource):
+    def __init__(self, name: str, args: WorkloadPolicyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        team, cluster_name = args.team, args.cluster_name
+        labels = k8s_labels(cost_tags(args.org, layer="workload", project=(team, args.project)))
+        namespace = naming.namespace(team)
+        opts_k8s = pulumi.ResourceOptions(parent=self, provider=args.kubernetes)
+        in_ns = {"name": naming.WORKLOAD_LIMITS, "namespace": namespace, "labels": labels}
+        most = per_container_max(args.cluster, args.project, cluster_name)
+        k8s.core.v1.LimitRange(  # type: ignore[call-overload]  # plain dicts for typed args
+            f"limit-range@{cluster_name}", metadata=in_ns,
+            spec={"limits": [{"type": "Container", "max": {r: str(n) for r, n in most.items()}}]}, opts=opts_k8s)
+        reach = reachable_accelerators(args.cluster, args.project, cluster_name)
+        k8s.core.v1.ResourceQuota(  # type: ignore[call-overload]
+            f"resource-quota@{cluster_name}", metadata=in_ns,
+            spec={"hard": {f"requests.{r}": str(n) for r, n in reach.items()}}, opts=opts_k8s)
+        policy_name = naming.workload_admission_policy(team)
+        policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(  # type: ignore[call-overload]
+            f"admission-policy@{cluster_name}", metadata={"name": policy_name, "labels": labels},
+            spec=self._policy_spec(args), opts=opts_k8s)
+        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(  # type: ignore[call-overload]
+            f"admission-binding@{cluster_name}", metadata={"name": policy_name, "labels": labels},
+            spec={"policyName": policy_name, "validationActions": ["Deny"],
+                  "matchResources": {"namespaceSelector": {"matchLabels": {
+                      "kubernetes.io/metadata.name": namespace}}}},
+            opts=pulumi.ResourceOptions(parent=self, provider=args.kubernetes, depends_on=[policy]))
+        if not args.cluster.task_governance:
+            manifest = kueue.local_queue(team)
+            k8s.apiextensions.CustomResource(
+                f"local-queue@{cluster_name}", api_version=manifest["apiVersion"], kind=manifest["kind"],
+                metadata={**manifest["metadata"], "labels": labels}, spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=args.kubernetes))
+        self.register_outputs({"namespace": namespace, "cluster": cluster_name})
+
+    @staticmethod
+    def _policy_spec(args: WorkloadPolicyArgs) -> dict[str, Any]:
+        return {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["kueue.x-k8s.io"], "apiVersions": ["*"],
+                                                    "operations": ["CREATE", "UPDATE"], "resources": ["workloads"]}]},
+            "variables": [{"name": "accelerators", "expression": _GPUS}],
+            "validations": admission_validations(args.workloads, list(args.project.allowed_priority_classes)),
+        }

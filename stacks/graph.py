@@ -1,0 +1,177 @@
+"""Resource graph capture: run a stack's Pulumi program in-process under the Pulumi SDK's mock
+monitor (`pulumi.runtime.set_mocks`, what Pulumi's own unit tests use) and record every resource
+registration: type, logical name, parent, inputs, dependencies, provider.
+
+The terraform engine translates these graphs, and the tests prove governance properties on them.
+Mocks echo the inputs as outputs and give each resource the id `<id:NAME>`, so the graph is a pure
+function of the tree. Pulumi's runtime keeps per-process global state (settings, root stack,
+config): each capture resets it, and captures in one process must not overlap (use processes for
+parallelism). URNs are built as the Pulumi engine builds them (component type chain, no root
+stack type), not as the mock monitor abbreviates them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi.runtime import config as pulumi_config
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import resource as pulumi_resource
+from pulumi.runtime.proto import source_pb2
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from hypergov.model.tree import GovernanceTree
+from hypergov.validate import load_valid_tree
+from stacks.program import StackSettings, declare
+from stacks.spec import find_stack
+
+PROJECT = "hypergov"
+_DROPPED_INPUTS = frozenset({"__provider"})  # a dynamic provider's pickled code: not configuration
+_SECRET_INPUTS = frozenset({"kubeconfig"})
+_ROOT_TYPE = "pulumi:pulumi:Stack"
+
+
+@dataclass(frozen=True)
+class GraphResource:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    provider: str | None
+    inputs: Mapping[str, Any]
+    depends_on: tuple[str, ...]
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def as_dict(self, *, readable: bool = False) -> dict[str, Any]:
+        inputs = _readable(dict(self.inputs)) if readable else dict(self.inputs)
+        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent,
+                "custom": self.custom, "provider": self.provider, "inputs": inputs,
+                "dependsOn": list(self.depends_on),
+                "propertyDependencies": {k: list(v) for k, v in sorted(self.property_dependencies.items())}}
+
+
+@dataclass(frozen=True)
+class ResourceGraph:
+    stack: str
+    resources: tuple[GraphResource, ...]
+
+    def of_type(self, type_: str) -> list[GraphResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, name: str) -> GraphResource:
+        return next(r for r in self.resources if r.name == name)
+
+    def to_json(self, *, readable: bool = True) -> str:
+        """Stable (sorted) JSON; `readable` shows JSON-string inputs (policies) parsed, under "$json"."""
+        data = {"stack": self.stack, "resources": [r.as_dict(readable=readable) for r in self.resources]}
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _readable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            return {"$json": json.loads(value)}
+        except ValueError:
+            return value
+    return value
+
+
+class _EchoMocks(mocks.Mocks):
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[Any, Any]]:
+        return f"<id:{args.name}>", dict(args.inputs)
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, stack: str) -> None:
+        super().__init__(_EchoMocks())
+        self.stack = stack
+        self.recorded: list[GraphResource] = []
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != _ROOT_TYPE:
+                type_ = f"{parent_type}${type_}"
+        return f"urn:pulumi:{self.stack}::{PROJECT}::{type_}::{name}"
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        if request.type != _ROOT_TYPE:
+            inputs = rpc.deserialize_properties(request.object)
+            clean = {k: ("<redacted>" if k in _SECRET_INPUTS and v else v)
+                     for k, v in sorted(inputs.items()) if k not in _DROPPED_INPUTS}
+            parent = request.parent if request.parent and _ROOT_TYPE not in request.parent.split("::")[2] else None
+            self.recorded.append(GraphResource(
+                urn=response.urn, type=request.type, name=request.name, parent=parent, custom=bool(request.custom),
+                provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+                inputs=_plain(clean), depends_on=tuple(sorted(set(request.dependencies))),
+                property_dependencies={k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items()
+                                       if v.urns}))
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able copy: enums to their values, tuples to lists, keys sorted."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire format (protobuf Struct) turns every number into a float
+    return value
+
+
+@contextmanager
+def _without_source_positions() -> Iterator[None]:
+    """The SDK walks the Python stack on every registration to tell the engine where a resource
+    was declared (~10% of capture time); a graph has no use for it. This swaps a private SDK
+    function, so a Pulumi upgrade that renames it only loses the speed-up (checked by hasattr)."""
+    original = getattr(pulumi_resource, "_get_stack_trace", None)
+    if original is None:
+        yield
+        return
+    pulumi_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        pulumi_resource._get_stack_trace = original
+
+
+def capture_graph(source: GovernanceTree | str | os.PathLike[str], stack_name: str, *,
+                  kubeconfig: str = "", assume_role_name: str = "") -> ResourceGraph:
+    """The resource graph of `stack_name`, from a loaded tree or a config directory (validated
+    first; an invalid tree raises InvalidTreeError, an unknown stack UnknownStackError)."""
+    tree = source if isinstance(source, GovernanceTree) else load_valid_tree(source)
+    spec = find_stack(tree, stack_name)
+    config_dir = "config" if isinstance(source, GovernanceTree) else os.fspath(source)
+    stack_settings = StackSettings(kind=spec.kind, name=spec.subject, config_dir=config_dir,
+                                   kubeconfig=kubeconfig, assume_role_name=assume_role_name)
+    monitor = _RecordingMonitor(stack_name)
+    settings.ROOT.set(None)
+    pulumi_config.set_all_config({"hypergov:kind": spec.kind, "hypergov:name": spec.subject,
+                                  "hypergov:configDir": config_dir})
+    mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack_name, preview=False, monitor=monitor)
+    try:
+        with _without_source_positions():
+            _sync_await(run_pulumi_func(lambda: declare(tree, stack_settings)))
+    finally:
+        settings.ROOT.set(None)
+        pulumi_config.set_all_config({})
+    resources = tuple(sorted(monitor.recorded, key=lambda r: r.urn))
+    return ResourceGraph(stack=stack_name, resources=resources)

@@ -1,0 +1,151 @@
+"""The Pulumi program: declares the one component of a stack (and its providers) from the tree.
+
+`pulumi up --stack <name>` runs `__main__.py`, which calls `main()`: it reads the stack's config
+(`hypergov:kind`, `hypergov:name`, `hypergov:configDir`, optionally `hypergov:kubeconfig` and
+`hypergov:assumeRoleName`), refuses an invalid tree, and calls `declare`. Graph capture calls
+`declare` directly with an already loaded tree.
+
+Every AWS resource goes through an explicit provider per account and region, so one stack can
+span accounts: with `hypergov:assumeRoleName` set, the provider of each account assumes that role
+there (e.g. OrganizationAccountAccessRole); without it, all accounts use the ambient credentials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_aws_native as aws_native
+import pulumi_kubernetes as k8s
+
+from components.arns import account_id, cluster_region
+from components.cluster import ClusterGovernance, ClusterGovernanceArgs
+from components.organization import OrganizationGovernance, OrganizationGovernanceArgs
+from components.project import ProjectGovernance, ProjectGovernanceArgs
+from components.workload import WorkloadPolicy, WorkloadPolicyArgs
+from hypergov.model.org import Organization
+from hypergov.model.tree import GovernanceTree
+from hypergov.validate import InvalidTreeError, load_valid_tree
+from stacks.spec import StackKind
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """A stack's own configuration (its Pulumi.<stack>.yaml), apart from the tree."""
+
+    kind: StackKind
+    name: str
+    config_dir: str = "config"
+    kubeconfig: str = ""
+    assume_role_name: str = ""
+
+
+class Providers:
+    """Creates each explicit provider once, named after what it reaches."""
+
+    def __init__(self, org: Organization, settings: StackSettings) -> None:
+        self.org = org
+        self.settings = settings
+        self._aws: dict[tuple[str, str], aws.Provider] = {}
+
+    def role_arn(self, account: str) -> str:
+        name = self.settings.assume_role_name
+        return f"arn:{self.org.partition}:iam::{account}:role/{name}" if name else ""
+
+    def aws_provider(self, account: str, region: str) -> aws.Provider:
+        key = (account, region)
+        if key not in self._aws:
+            alias = next(a.name for a in self.org.accounts if str(a.id) == account)
+            role = self.role_arn(account)
+            self._aws[key] = aws.Provider(f"aws-{alias}-{region}", region=region,
+                                          allowed_account_ids=[account],
+                                          assume_role={"role_arn": role, "session_name": "hypergov"} if role else None)
+        return self._aws[key]
+
+    def management(self) -> aws.Provider:
+        return aws.Provider("aws-management", region=self.org.home_region)
+
+    def aws_native(self, account: str, region: str) -> aws_native.Provider:
+        alias = next(a.name for a in self.org.accounts if str(a.id) == account)
+        role = self.role_arn(account)
+        return aws_native.Provider(f"aws-native-{alias}-{region}", region=region,
+                                   assume_role={"role_arn": role, "session_name": "hypergov"} if role else None)
+
+    def kubernetes(self, cluster: str, eks_name: str) -> k8s.Provider:
+        kubeconfig = self.settings.kubeconfig
+        return k8s.Provider(f"k8s-{cluster}", kubeconfig=kubeconfig or None,
+                            context=eks_name if kubeconfig else None)
+
+
+def declare(tree: GovernanceTree, settings: StackSettings) -> None:
+    """Declare the stack's resources into the running Pulumi program."""
+    if tree.org is None:
+        raise ValueError("the tree has no org.yaml; validate it first")
+    org = tree.org.model
+    providers = Providers(org, settings)
+    if settings.kind == "org":
+        OrganizationGovernance(org.name, OrganizationGovernanceArgs(
+            org=org, projects={t: p.model for t, p in tree.projects.items()}, management=providers.management(),
+            accounts={str(a.id): providers.aws_provider(str(a.id), org.home_region) for a in org.accounts}))
+    elif settings.kind == "cluster":
+        _declare_cluster(tree, settings.name, providers)
+    else:
+        _declare_project(tree, settings.name, providers)
+
+
+def _declare_cluster(tree: GovernanceTree, name: str, providers: Providers) -> None:
+    org = providers.org
+    cluster = tree.clusters[name].model
+    acct = account_id(org, cluster.account)
+    teams = {t: p.model for t, p in sorted(tree.projects.items()) if name in p.model.quotas}
+    args = ClusterGovernanceArgs(org=org, name=name, cluster=cluster, teams=teams,
+                                 assume_role_arn=providers.role_arn(acct))
+    if cluster.task_governance:
+        args = ClusterGovernanceArgs(**{**args.__dict__,
+                                        "aws_native": providers.aws_native(acct, cluster_region(org, cluster))})
+    else:
+        args = ClusterGovernanceArgs(**{**args.__dict__,
+                                        "kubernetes": providers.kubernetes(name, cluster.eks.cluster_name)})
+    ClusterGovernance(name, args)
+
+
+def _declare_project(tree: GovernanceTree, team: str, providers: Providers) -> None:
+    org = providers.org
+    project = tree.projects[team].model
+    clusters = {c: tree.clusters[c].model for c in sorted(project.quotas)}
+    aws_providers: dict[tuple[str, str], aws.Provider] = {}
+    for cluster in clusters.values():
+        acct = account_id(org, cluster.account)
+        for region in (org.home_region, cluster_region(org, cluster)):
+            aws_providers[(acct, region)] = providers.aws_provider(acct, region)
+    kube = {c: providers.kubernetes(c, m.eks.cluster_name) for c, m in clusters.items()}
+    ProjectGovernance(team, ProjectGovernanceArgs(org=org, team=team, project=project, clusters=clusters,
+                                                  aws_providers=aws_providers, kubernetes=kube))
+    workloads = {cls: wl.model for (owner, cls), wl in sorted(tree.workloads.items()) if owner == team}
+    for cluster_name, cluster in clusters.items():
+        WorkloadPolicy(f"{team}@{cluster_name}", WorkloadPolicyArgs(
+            org=org, team=team, project=project, cluster_name=cluster_name, cluster=cluster,
+            workloads=workloads, kubernetes=kube[cluster_name]))
+
+
+def settings_from_config() -> StackSettings:
+    config = pulumi.Config("hypergov")
+    kind = config.require("kind")
+    if kind not in ("org", "cluster", "project"):
+        raise pulumi.RunError(f"hypergov:kind is '{kind}'; it must be org, cluster or project "
+                              "(regenerate the stack files with 'hypergov stacks generate')")
+    return StackSettings(kind=kind, name=config.require("name"),  # type: ignore[arg-type]
+                         config_dir=config.get("configDir") or "config",
+                         kubeconfig=config.get("kubeconfig") or "",
+                         assume_role_name=config.get("assumeRoleName") or "")
+
+
+def main() -> None:
+    """The Pulumi program entry point (see `__main__.py`)."""
+    settings = settings_from_config()
+    try:
+        tree = load_valid_tree(settings.config_dir)
+    except InvalidTreeError as exc:
+        raise pulumi.RunError(f"{exc} {settings.config_dir}") from None
+    declare(tree, settings)

@@ -1,0 +1,41 @@
+"""The example tree (config/) as the component and stack tests load it.
+
+HyperPod ARNs end in an id SageMaker generates, so a task-governance cluster must carry its ARN in
+the tree (`hyperpod.arn`); where the example does not (yet), the ARN a real cluster would have is
+added here, in memory, so the cluster stacks can be captured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from hypergov.loader import read_tree_dir
+from hypergov.model.tree import GovernanceTree
+from hypergov.validate import validate_files
+
+CONFIG = Path(__file__).resolve().parent.parent / "config"
+
+
+def example_files() -> dict[str, bytes]:
+    files = read_tree_dir(CONFIG)
+    org = yaml.safe_load(files["org.yaml"])
+    accounts = {a["name"]: a["id"] for a in org["accounts"]}
+    for rel in sorted(files):
+        if not rel.startswith("clusters/"):
+            continue
+        data = yaml.safe_load(files[rel])
+        if data.get("task_governance", True) and "arn" not in data["hyperpod"]:
+            region = data.get("region", org["home_region"])
+            cluster_id = (data["hyperpod"]["cluster_name"].replace("-", "") + "0" * 12)[:12]
+            data["hyperpod"]["arn"] = (f"arn:{org.get('partition', 'aws')}:sagemaker:{region}:"
+                                       f"{accounts[data['account']]}:cluster/{cluster_id}")
+            files[rel] = yaml.safe_dump(data, sort_keys=False).encode()
+    return files
+
+
+def example_tree() -> GovernanceTree:
+    report = validate_files(example_files())
+    assert report.ok, report.problems
+    return report.tree
