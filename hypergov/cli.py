@@ -98,6 +98,34 @@ def _add_stacks_group() -> None:
 _add_stacks_group()
 
 
+def _add_engine_commands() -> None:
+    from reconciler.cli import COMMANDS  # the engines sit above the stacks
+
+    for command in COMMANDS:
+        main.add_command(command)
+
+
+_add_engine_commands()
+
+
+def _add_embedded_aws_command() -> None:
+    from hypergov.embedded_aws.cli import embedded_aws_command  # light: moto loads only when it runs
+
+    main.add_command(embedded_aws_command)
+
+
+_add_embedded_aws_command()
+
+
+def _add_capacity_group() -> None:
+    from hypergov.capacity.cli import capacity  # quota simulator; matplotlib loads only for --plots
+
+    main.add_command(capacity)
+
+
+_add_capacity_group()
+
+
 def run() -> None:
     """Console entry point: user errors exit cleanly; only real bugs show a traceback."""
     try:

@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 EngineName = Literal["auto", "pulumi", "terraform"]
-AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker")
+AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns")
 
 
 class _Strict(BaseModel):

@@ -1,0 +1,172 @@
+"""`hypergov plan`, `hypergov apply`, `hypergov drift`: the engine from the command line.
+
+Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them: 0 nothing to do,
+2 changes planned (plan) or drift found (drift), 1 an error or a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from reconciler.plan import Plan, StackName
+from reconciler.pulumi_engine import EngineUnavailableError
+from reconciler.render import render_markdown, render_text, summary_line
+from reconciler.settings import Settings, SettingsError, load_settings
+from reconciler.terraform.runner import TerraformError
+from reconciler.terraform.workspace import MirrorNotFoundError
+
+EXIT_CHANGES = 2
+
+
+def _settings(settings_file: Path | None, config_dir: Path | None) -> Settings:
+    try:
+        overrides = {"config_dir": str(config_dir)} if config_dir else {}
+        return load_settings(settings_file, overrides=overrides)
+    except SettingsError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _stacks(tree: object, names: Sequence[str]) -> list[StackName]:
+    from stacks.spec import find_stack, plan_stacks
+
+    if names:
+        return [StackName(find_stack(tree, n).name) for n in names]  # type: ignore[arg-type]
+    return [StackName(s.name) for s in plan_stacks(tree)]  # type: ignore[arg-type]
+
+
+def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False) -> tuple[list[Plan], object]:
+    """Validate, then plan the stacks (all, in dependency order, by default)."""
+    from hypergov.validate import InvalidTreeError, load_valid_tree
+    from reconciler.factory import terraform_engine
+
+    try:
+        tree = load_valid_tree(settings.config_dir)
+    except InvalidTreeError as exc:
+        raise click.ClickException(f"{exc} {settings.config_dir}") from exc
+    engine = terraform_engine(settings, tree)
+    names = _stacks(tree, stack_names)
+
+    def progress(stack: StackName, outcome: Plan | Exception) -> None:
+        if not quiet:
+            text = summary_line(outcome) if isinstance(outcome, Plan) else f"{stack}: error: {outcome}"
+            click.echo(f"planned {text}", err=True)
+
+    outcomes = engine.plan_many(names, progress=progress)
+    errors = {n: o for n, o in outcomes.items() if isinstance(o, Exception)}
+    if errors:
+        raise click.ClickException("; ".join(f"{n}: {e}" for n, e in sorted(errors.items())))
+    return [o for o in (outcomes[n] for n in names) if isinstance(o, Plan)], engine
+
+
+_COMMON = [
+    click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Settings file (default: ./hypergov.yaml if present)."),
+    click.option("--config", "config_dir", type=click.Path(file_okay=False, path_type=Path),
+                 help="Config tree (default: settings config_dir, ./config)."),
+    click.option("--stack", "stack_names", multiple=True, help="Only this stack (repeatable)."),
+]
+
+
+def _common(fn):  # type: ignore[no-untyped-def]
+    for option in reversed(_COMMON):
+        fn = option(fn)
+    return fn
+
+
+def _guard(fn):  # type: ignore[no-untyped-def]
+    """Engine failures become one clear line and exit status 1, not a traceback."""
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return fn(*args, **kwargs)
+        except (TerraformError, MirrorNotFoundError, EngineUnavailableError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@click.command("plan")
+@_common
+@click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON.")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the plan as Markdown (for a merge-request comment).")
+@_guard
+def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
+             markdown_file: Path | None) -> None:
+    """Validate the tree and plan every stack (or --stack ones) against live state.
+
+    Exit status: 0 no changes, 2 changes planned, 1 error.
+    """
+    settings = _settings(settings_file, config_dir)
+    plans, _ = plan_all(settings, stack_names, quiet=as_json)
+    if as_json:
+        click.echo(json.dumps([p.as_dict() for p in plans], indent=2, default=str))
+    else:
+        click.echo(render_text(plans), nl=False)
+    if markdown_file:
+        markdown_file.write_text(render_markdown(plans))
+    sys.exit(EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
+
+
+@click.command("apply")
+@_common
+@click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
+@_guard
+def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool) -> None:
+    """Plan, show the plan, and apply exactly that plan, stack by stack in dependency order."""
+    settings = _settings(settings_file, config_dir)
+    plans, engine = plan_all(settings, stack_names)
+    click.echo(render_text(plans), nl=False)
+    pending = [p for p in plans if not p.is_empty]
+    if not pending:
+        click.echo("nothing to apply")
+        return
+    if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
+        sys.exit(1)
+    failed = False
+    for plan in pending:
+        result = engine.apply(plan.stack, plan)  # type: ignore[attr-defined]
+        if result.ok:
+            click.echo(f"applied {plan.stack}: {len(result.applied)} change(s)")
+        else:
+            failed = True
+            reason = result.refusal or result.error or "; ".join(f"{c.address}: {e}" for c, e in result.failed)
+            click.echo(f"FAILED {plan.stack}: {reason}", err=True)
+            break  # later stacks depend on this one
+    sys.exit(1 if failed else 0)
+
+
+@click.command("drift")
+@_common
+@click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON.")
+@_guard
+def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
+    """Compare live AWS state with each stack's last applied state (refresh-only).
+
+    Exit status: 0 no drift, 2 drift found, 1 error.
+    """
+    from hypergov.validate import load_valid_tree
+    from reconciler.factory import terraform_engine
+
+    settings = _settings(settings_file, config_dir)
+    tree = load_valid_tree(settings.config_dir)
+    engine = terraform_engine(settings, tree)
+    drifts = [engine.refresh(s) for s in _stacks(tree, stack_names)]
+    if as_json:
+        payload = [{"stack": d.stack, "changes": [c.address for c in d.changes]} for d in drifts]
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        for d in drifts:
+            click.echo(f"{d.stack}: {'DRIFTED' if d.drifted else 'in sync'}")
+            for c in d.changes:
+                diffs = ", ".join(f"{a.path} {a.before!r} -> {a.after!r}" for a in c.attributes)
+                click.echo(f"  ~ {c.address}: {diffs}")
+    sys.exit(EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
+
+
+COMMANDS = (plan_cmd, apply_cmd, drift_cmd)

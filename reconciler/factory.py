@@ -1,0 +1,49 @@
+"""Build the engine the settings ask for, with every client it needs, in one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from hypergov.model.tree import GovernanceTree
+from reconciler.aws_clients import AwsClients
+from reconciler.hyperpod import HyperPodExecutor
+from reconciler.kube import DynamicKubeApi, KubeApi
+from reconciler.pulumi_engine import PulumiEngine
+from reconciler.settings import Settings
+from reconciler.terraform.engine import TerraformEngine
+from reconciler.terraform.runner import TerraformRunner
+from reconciler.terraform.workspace import find_mirror, prepare_workspace
+
+
+def kube_api_factory(settings: Settings) -> Callable[[str], KubeApi | None]:
+    cache: dict[str, KubeApi | None] = {}
+
+    def for_cluster(cluster: str) -> KubeApi | None:
+        if cluster not in cache:
+            path = settings.kubeconfigs.get(cluster)
+            cache[cluster] = DynamicKubeApi.from_kubeconfig(path) if path else None
+        return cache[cluster]
+
+    return for_cluster
+
+
+def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
+                     environ: dict[str, str] | None = None) -> TerraformEngine:
+    mirror = find_mirror(settings.terraform.provider_version, configured=settings.terraform.plugin_mirror)
+    workspace = prepare_workspace(Path(settings.state_dir).resolve(), mirror)
+    runner = TerraformRunner(binary=settings.terraform.binary, env=workspace.env(environ or dict(os.environ)))
+    partition = tree.org.model.partition if tree.org else "aws"
+    clients = AwsClients(settings=settings.aws, partition=partition)
+    hyperpod = HyperPodExecutor(client_for=lambda account, region: clients.client(
+        "sagemaker", region=region, account=account))
+    return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
+                           kube_api_for=kube_api_factory(settings), source_commit=source_commit)
+
+
+def build_engine(settings: Settings, tree: GovernanceTree, *, project_dir: Path,
+                 source_commit: str | None = None) -> TerraformEngine | PulumiEngine:
+    if settings.resolved_engine() == "pulumi":
+        return PulumiEngine(settings=settings, project_dir=project_dir)
+    return terraform_engine(settings, tree, source_commit=source_commit)

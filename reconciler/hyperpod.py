@@ -1,0 +1,165 @@
+"""HyperPod task-governance objects of a stack (compute quotas, the cluster scheduler config):
+no Terraform provider has them, so the terraform engine plans and applies them through the boto3
+driver in `components.drivers.hyperpod` and reports them in the same Plan structure.
+
+`desired_objects` reads them out of a captured graph (pure); `HyperPodExecutor` observes the live
+objects, decides with the driver's `plan_change`, and applies with `apply_change`. Objects of the
+cluster that hypergov named but the stack no longer declares are planned for deletion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components.drivers import hyperpod as driver
+from reconciler.plan import Action, AttributeChange, ResourceChange
+
+COMPUTE_QUOTA_TYPE = "aws-native:sagemaker:ComputeQuota"
+SCHEDULER_CONFIG_TYPE = "pulumi-python:dynamic/hyperpod:ClusterSchedulerConfig"
+_ACTIONS: dict[str, Action] = {"create": Action.CREATE, "update": Action.UPDATE, "replace": Action.REPLACE,
+                               "delete": Action.DELETE, "none": Action.NOOP}
+
+
+@dataclass(frozen=True)
+class HyperPodObject:
+    kind: driver.Kind
+    name: str
+    cluster_arn: str
+    request: Mapping[str, Any]
+    tags: Mapping[str, str]
+
+    @property
+    def region(self) -> str:
+        return self.cluster_arn.split(":")[3]
+
+    @property
+    def account(self) -> str:
+        return self.cluster_arn.split(":")[4]
+
+    @property
+    def address(self) -> str:
+        return f"hyperpod:{self.kind.noun}:{self.name}"
+
+
+def _pascal(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k[:1].upper() + k[1:]: _pascal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_pascal(v) for v in value]
+    return value
+
+
+def desired_objects(resources: Iterable[Any]) -> list[HyperPodObject]:
+    """Compute quotas (pulumi-aws-native inputs, camelCase) and scheduler configs (the dynamic
+    resource's request) of a graph, as SageMaker API requests."""
+    found: list[HyperPodObject] = []
+    for res in resources:
+        if res.type == COMPUTE_QUOTA_TYPE:
+            inputs = dict(res.inputs)
+            tags = {t["key"]: t["value"] for t in inputs.pop("tags", [])}
+            request = _pascal(inputs)
+            found.append(HyperPodObject(driver.COMPUTE_QUOTA, request["Name"], request["ClusterArn"], request, tags))
+        elif res.type == SCHEDULER_CONFIG_TYPE:
+            request = dict(res.inputs["request"])
+            found.append(HyperPodObject(driver.SCHEDULER_CONFIG, request["Name"], request["ClusterArn"], request,
+                                        dict(res.inputs.get("tags") or {})))
+    return sorted(found, key=lambda o: o.address)
+
+
+@dataclass(frozen=True)
+class PlannedObject:
+    obj: HyperPodObject | None
+    kind: driver.Kind
+    name: str
+    cluster_arn: str
+    observed: driver.Observed | None
+    change: driver.Change
+
+
+ClientFor = Callable[[str, str], driver.SageMakerClient]  # (account, region) -> SageMaker client
+
+
+@dataclass
+class HyperPodExecutor:
+    client_for: ClientFor
+
+    def plan(self, desired: Sequence[HyperPodObject], *, owned_suffixes: Mapping[str, str]) -> list[PlannedObject]:
+        """Decide per object; `owned_suffixes` maps a cluster ARN to the name suffix hypergov
+        gives its compute quotas there (`-on-<cluster>`), to find quotas no longer declared."""
+        planned: list[PlannedObject] = []
+        for obj in desired:
+            client = self.client_for(obj.account, obj.region)
+            observed = driver.observe(client, obj.kind, name=obj.name, cluster_arn=obj.cluster_arn)
+            change = driver.plan_change(obj.kind, desired=obj.request, desired_tags=obj.tags, observed=observed)
+            planned.append(PlannedObject(obj, obj.kind, obj.name, obj.cluster_arn, observed, change))
+        wanted = {(o.kind.noun, o.name) for o in desired}
+        for cluster_arn, suffix in sorted(owned_suffixes.items()):
+            _, _, _, region, account, _ = cluster_arn.split(":", 5)
+            client = self.client_for(account, region)
+            for name in _live_quota_names(client, cluster_arn, suffix):
+                if ("ComputeQuota", name) in wanted:
+                    continue
+                observed = driver.observe(client, driver.COMPUTE_QUOTA, name=name, cluster_arn=cluster_arn)
+                if observed is not None:
+                    planned.append(PlannedObject(None, driver.COMPUTE_QUOTA, name, cluster_arn, observed,
+                                                 driver.Change("delete")))
+        return planned
+
+    def apply(self, planned: Sequence[PlannedObject]) -> list[tuple[PlannedObject, str | None]]:
+        """Carry out each decision; returns (object, error message or None)."""
+        results: list[tuple[PlannedObject, str | None]] = []
+        for item in planned:
+            if item.change.action == "none":
+                continue
+            _, _, _, region, account, _ = item.cluster_arn.split(":", 5)
+            try:
+                driver.apply_change(self.client_for(account, region), item.kind, change=item.change,
+                                    desired=item.obj.request if item.obj else None,
+                                    desired_tags=item.obj.tags if item.obj else {}, observed=item.observed)
+                results.append((item, None))
+            except Exception as exc:  # every failure is reported per object
+                results.append((item, f"{type(exc).__name__}: {exc}"))
+        return results
+
+
+def _live_quota_names(client: driver.SageMakerClient, cluster_arn: str, suffix: str) -> list[str]:
+    names: list[str] = []
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"ClusterArn": cluster_arn, "NameContains": suffix.strip("-")}
+        if token:
+            kwargs["NextToken"] = token
+        page = client.list_compute_quotas(**kwargs)
+        names += [s["Name"] for s in page.get("ComputeQuotaSummaries", [])
+                  if s.get("Name", "").endswith(suffix) and s.get("Status") not in ("Deleted", "Deleting")]
+        token = page.get("NextToken")
+        if not token:
+            return sorted(set(names))
+
+
+def to_change(item: PlannedObject) -> ResourceChange:
+    action = _ACTIONS[item.change.action]
+    before = item.observed.fields if item.observed else {}
+    after = item.obj.request if item.obj else {}
+    attributes = tuple(AttributeChange(path=p, before=_dig(before, p), after=_dig(after, p))
+                       for p in item.change.changed) if action in (Action.UPDATE, Action.REPLACE) else ()
+    if item.change.tags_to_set or item.change.tags_to_remove:
+        attributes += (AttributeChange(path="Tags", before=item.observed.tags if item.observed else {},
+                                       after=dict(item.obj.tags) if item.obj else {}),)
+    return ResourceChange(address=f"hyperpod:{item.kind.noun}:{item.name}", type=f"sagemaker:{item.kind.noun}",
+                          name=item.name, action=action, executor="hyperpod", attributes=attributes)
+
+
+def _dig(value: Any, path: str) -> Any:
+    current = value
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        if part.startswith("["):
+            index = int(part[1:-1])
+            current = current[index] if isinstance(current, list) and index < len(current) else None
+        else:
+            current = current.get(part) if isinstance(current, Mapping) else None
+    return current

@@ -1,0 +1,225 @@
+"""The terraform engine: plan / apply / refresh of one stack.
+
+Per stack: capture the Pulumi graph (in-process, under mocks), translate its `aws:*` resources
+to Terraform JSON in the stack's own directory (own state, own saved plan), run the real
+`terraform`; HyperPod task-governance objects go through the boto3 driver and Kubernetes objects
+through server-side apply (or are reported as not applied without a kubeconfig). Apply runs
+exactly the saved plan: it refuses when the plan file's hash is not the one that was reviewed.
+
+Graph capture touches Pulumi's process-global runtime, so `prepare` runs stacks one after the
+other; the terraform processes of `plan_many` then run in parallel, bounded by the settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypergov import naming
+from hypergov.model.tree import GovernanceTree
+from reconciler.hyperpod import HyperPodExecutor, PlannedObject, desired_objects, to_change
+from reconciler.kube import KubeApi, KubeObject, object_from_pulumi, plan_objects
+from reconciler.plan import Action, ApplyResult, Drift, Plan, ResourceChange, StackName
+from reconciler.settings import Settings
+from reconciler.terraform.runner import TerraformError, TerraformRunner
+from reconciler.terraform.showplan import changes_from_show, drift_from_show
+from reconciler.terraform.translate import translate
+from reconciler.terraform.workspace import Workspace
+from stacks.graph import ResourceGraph, capture_graph
+
+PLAN_FILE = "hypergov.tfplan"
+CONFIG_FILE = "main.tf.json"
+
+
+@dataclass
+class PreparedStack:
+    stack: StackName
+    directory: Path
+    graph: ResourceGraph
+    kube_objects: dict[str, list[KubeObject]] = field(default_factory=dict)  # cluster -> objects
+
+
+@dataclass
+class _PlanState:
+    plan: Plan
+    hyperpod: list[PlannedObject]
+    kube: dict[str, list[KubeObject]]
+
+
+@dataclass
+class TerraformEngine:
+    settings: Settings
+    tree: GovernanceTree
+    workspace: Workspace
+    runner: TerraformRunner
+    hyperpod: HyperPodExecutor
+    kube_api_for: Callable[[str], KubeApi | None]
+    source_commit: str | None = None
+    _planned: dict[str, _PlanState] = field(default_factory=dict)
+
+    # --- plan ----------------------------------------------------------------------------------
+    def prepare(self, stack: StackName) -> PreparedStack:
+        graph = capture_graph(self.tree, stack, assume_role_name=self.settings.aws.account_access_role)
+        org = self.tree.org
+        assert org is not None
+        translation = translate(graph.resources, aws=self.settings.aws,
+                                provider_version=self.settings.terraform.provider_version,
+                                default_region=org.model.home_region)
+        directory = self.workspace.stack_dir(stack)
+        _write_if_changed(directory / CONFIG_FILE, translation.json())
+        return PreparedStack(stack=stack, directory=directory, graph=graph,
+                             kube_objects=_kube_objects(graph, stack))
+
+    def plan(self, stack: StackName) -> Plan:
+        return self.plan_prepared(self.prepare(stack))
+
+    def plan_many(self, stacks: Sequence[StackName],
+                  progress: Callable[[StackName, Plan | Exception], None] | None = None) -> dict[str, Plan | Exception]:
+        prepared = [self.prepare(s) for s in stacks]
+        results: dict[str, Plan | Exception] = {}
+
+        def run(p: PreparedStack) -> tuple[str, Plan | Exception]:
+            try:
+                return p.stack, self.plan_prepared(p)
+            except (TerraformError, OSError) as exc:
+                return p.stack, exc
+
+        with ThreadPoolExecutor(max_workers=self.settings.terraform.parallelism) as pool:
+            for name, outcome in pool.map(run, prepared):
+                results[name] = outcome
+                if progress:
+                    progress(StackName(name), outcome)
+        return results
+
+    def plan_prepared(self, prepared: PreparedStack) -> Plan:
+        directory = prepared.directory
+        self.runner.init(directory)
+        self.runner.plan(directory, out=PLAN_FILE)
+        tf_changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
+        hyperpod = self._plan_hyperpod(prepared.graph)
+        kube_changes = [c for cluster, objs in sorted(prepared.kube_objects.items())
+                        for c in plan_objects(objs, cluster=cluster, stack=prepared.stack,
+                                              api=self.kube_api_for(cluster))]
+        changes = (*tf_changes, *(to_change(p) for p in hyperpod), *kube_changes)
+        plan = Plan(stack=prepared.stack, engine="terraform", changes=tuple(changes),
+                    source_commit=self.source_commit, artifact_sha256=_artifact_hash(directory, hyperpod))
+        self._planned[prepared.stack] = _PlanState(plan, hyperpod, prepared.kube_objects)
+        return plan
+
+    def plan_destroy(self, stack: StackName) -> Plan:
+        """Plan the removal of everything a stack that lost its source in the tree still owns
+        (its directory keeps the last configuration and state)."""
+        directory = self.workspace.stack_dir(stack)
+        if not (directory / CONFIG_FILE).exists():
+            plan = Plan(stack=stack, engine="terraform", changes=(), notes=("nothing was ever applied",))
+        else:
+            self.runner.init(directory)
+            self.runner.plan(directory, out=PLAN_FILE, destroy=True)
+            changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
+            plan = Plan(stack=stack, engine="terraform", changes=changes, source_commit=self.source_commit,
+                        artifact_sha256=_artifact_hash(directory, []), notes=("stack removed from the tree",))
+        self._planned[stack] = _PlanState(plan, [], {})
+        return plan
+
+    def known_stacks(self) -> list[StackName]:
+        """Stacks that have a directory (were planned or applied at some point)."""
+        root = self.workspace.root / "stacks"
+        return sorted(StackName(p.name) for p in root.iterdir() if (p / CONFIG_FILE).exists()) if root.exists() else []
+
+    def _plan_hyperpod(self, graph: ResourceGraph) -> list[PlannedObject]:
+        desired = desired_objects(graph.resources)
+        owned = {}
+        if graph.stack.startswith("cluster-"):
+            name = graph.stack.removeprefix("cluster-")
+            cluster = self.tree.clusters[name].model
+            if cluster.task_governance and cluster.hyperpod.arn:
+                owned[cluster.hyperpod.arn] = naming.compute_quota_name("", name)
+        return self.hyperpod.plan(desired, owned_suffixes=owned) if desired or owned else []
+
+    # --- apply ---------------------------------------------------------------------------------
+    def apply(self, stack: StackName, plan: Plan) -> ApplyResult:
+        state = self._planned.get(stack)
+        directory = self.workspace.stack_dir(stack)
+        if state is None or state.plan.fingerprint() != plan.fingerprint():
+            return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
+        if _artifact_hash(directory, state.hyperpod) != plan.artifact_sha256:
+            return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
+        if plan.is_empty:
+            return ApplyResult(stack=stack)
+        failed: list[tuple[ResourceChange, str]] = []
+        tf_changes = [c for c in plan.actionable if c.executor == "terraform"]
+        if tf_changes:
+            try:
+                self.runner.apply(directory, PLAN_FILE)
+            except TerraformError as exc:
+                # Terraform records what it did create in the stack's state; the next plan
+                # shows exactly what is left, so the error is reported once, not per resource.
+                return ApplyResult(stack=stack, error=str(exc))
+        for item, error in self.hyperpod.apply(state.hyperpod):
+            if error:
+                failed.append((to_change(item), error))
+        applied_kube = self._apply_kube(stack, state.kube, failed)
+        applied = tuple(c for c in plan.actionable if c.executor in ("terraform", "hyperpod")
+                        and c.address not in {f.address for f, _ in failed}) + applied_kube
+        skipped = tuple(c for c in plan.changes if c.note)
+        return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped)
+
+    def _apply_kube(self, stack: StackName, objects: dict[str, list[KubeObject]],
+                    failed: list[tuple[ResourceChange, str]]) -> tuple[ResourceChange, ...]:
+        applied: list[ResourceChange] = []
+        for cluster, objs in sorted(objects.items()):
+            api = self.kube_api_for(cluster)
+            if api is None:
+                continue
+            for change in plan_objects(objs, cluster=cluster, stack=stack, api=api):
+                try:
+                    if change.action is Action.DELETE:
+                        kind_obj = next(o for o in api.list_managed(stack) if o.address == change.address)
+                        api.delete(kind_obj.api_version, kind_obj.kind, kind_obj.name, kind_obj.namespace)
+                    elif change.action is not Action.NOOP:
+                        api.apply(next(o for o in objs if o.address == change.address))
+                    else:
+                        continue
+                    applied.append(change)
+                except Exception as exc:  # reported per object
+                    failed.append((change, f"{type(exc).__name__}: {exc}"))
+        return tuple(applied)
+
+    # --- drift ---------------------------------------------------------------------------------
+    def refresh(self, stack: StackName) -> Drift:
+        directory = self.workspace.stack_dir(stack)
+        if not (directory / CONFIG_FILE).exists():
+            self.prepare(stack)
+        self.runner.init(directory)
+        self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True)
+        drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"))
+        return Drift(stack=stack, changes=drift)
+
+
+def _kube_objects(graph: ResourceGraph, stack: str) -> dict[str, list[KubeObject]]:
+    by_cluster: dict[str, list[KubeObject]] = {}
+    for res in graph.resources:
+        if res.type.startswith("kubernetes:") and res.custom and not res.type.startswith("pulumi:"):
+            cluster = (res.provider or "").rsplit("::k8s-", 1)[-1]
+            by_cluster.setdefault(cluster, []).append(object_from_pulumi(res.type, res.inputs, stack=stack))
+    return by_cluster
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject]) -> str:
+    digest = hashlib.sha256()
+    for name in (CONFIG_FILE, PLAN_FILE):
+        target = directory / name
+        digest.update(target.read_bytes() if target.exists() else b"")
+    decisions: list[Any] = [[p.kind.noun, p.name, p.change.action, list(p.change.changed)] for p in hyperpod]
+    digest.update(json.dumps(decisions, sort_keys=True).encode())
+    return digest.hexdigest()
