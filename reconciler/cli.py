@@ -6,13 +6,16 @@ Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them:
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
+from hypergov.validate import InvalidTreeError
 from reconciler.plan import Plan, StackName
 from reconciler.pulumi_engine import EngineUnavailableError
 from reconciler.render import render_markdown, render_text, summary_line
@@ -21,6 +24,7 @@ from reconciler.terraform.runner import TerraformError
 from reconciler.terraform.workspace import MirrorNotFoundError
 
 EXIT_CHANGES = 2
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _settings(settings_file: Path | None, config_dir: Path | None) -> Settings:
@@ -72,22 +76,21 @@ _COMMON = [
 ]
 
 
-def _common(fn):  # type: ignore[no-untyped-def]
+def _common(fn: F) -> F:
     for option in reversed(_COMMON):
         fn = option(fn)
     return fn
 
 
-def _guard(fn):  # type: ignore[no-untyped-def]
+def _guard(fn: F) -> F:
     """Engine failures become one clear line and exit status 1, not a traceback."""
-    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (TerraformError, MirrorNotFoundError, EngineUnavailableError) as exc:
+        except (TerraformError, MirrorNotFoundError, EngineUnavailableError, InvalidTreeError) as exc:
             raise click.ClickException(str(exc)) from exc
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
+    return wrapper  # type: ignore[return-value]
 
 
 @click.command("plan")
