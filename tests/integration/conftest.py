@@ -1,0 +1,66 @@
+"""The real thing: the embedded AWS endpoint in a child process (seeded with the example tree's
+clusters) and the real `terraform` binary with the real AWS provider, one state dir per module."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from hypergov.embedded_aws import EmbeddedAwsProcess
+from hypergov.loader import read_tree_dir
+from hypergov.validate import validate_files
+from reconciler.factory import terraform_engine
+from reconciler.settings import Settings, load_settings
+from reconciler.terraform.engine import TerraformEngine
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+PROD = "111122223333"
+REGION = "us-west-2"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[EmbeddedAwsProcess]:
+    saved = {k: os.environ.get(k) for k in CREDENTIALS}
+    os.environ.update(CREDENTIALS)
+    process = EmbeddedAwsProcess(seed_config=CONFIG).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def settings(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={
+        "aws.endpoint_url": endpoint.endpoint_url, "aws.max_retries": 3,
+        "state_dir": str(tmp_path_factory.mktemp("state"))})
+
+
+EngineFactory = Callable[[dict[str, bytes]], TerraformEngine]
+
+
+@pytest.fixture(scope="module")
+def engine_for(settings: Settings) -> EngineFactory:
+    """An engine over a (possibly edited) tree, sharing the module's state dir."""
+
+    def make(files: dict[str, bytes]) -> TerraformEngine:
+        report = validate_files(files)
+        assert report.ok, report.problems
+        return terraform_engine(settings, report.tree, environ={**os.environ, **CREDENTIALS})
+
+    return make
+
+
+def example_files() -> dict[str, bytes]:
+    return read_tree_dir(CONFIG)

@@ -1,0 +1,108 @@
+"""Plan and apply for real: captured graphs through the real terraform and the HyperPod driver
+against the embedded AWS endpoint, checked with boto3 against the endpoint (not our records)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hypergov.embedded_aws import EmbeddedAwsProcess
+from reconciler.plan import Action, StackName
+from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
+
+pytestmark = pytest.mark.integration
+
+VISION = StackName("project-vision")
+RECSYS = StackName("project-recsys")
+GPU_WEST = StackName("cluster-gpu-west")
+STACKS = (GPU_WEST, VISION, RECSYS)
+
+
+def _apply_all(engine_for: EngineFactory, files: dict[str, bytes]) -> None:
+    engine = engine_for(files)
+    for stack in STACKS:
+        plan = engine.plan(stack)
+        result = engine.apply(stack, plan)
+        assert result.ok, (stack, result.error, result.refusal, result.failed)
+
+
+@pytest.fixture(scope="module")
+def applied(engine_for: EngineFactory) -> None:
+    _apply_all(engine_for, example_files())
+
+
+def test_apply_creates_what_the_config_says(applied: None, endpoint: EmbeddedAwsProcess) -> None:
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    roles = {r["RoleName"]: r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"]}
+    assert {"acme-vision-lead", "acme-vision-engineer", "acme-vision-viewer", "acme-recsys-lead",
+            "acme-recsys-engineer"} <= set(roles)
+    role = iam.get_role(RoleName="acme-vision-engineer")["Role"]
+    assert role["PermissionsBoundary"]["PermissionsBoundaryArn"] == \
+        f"arn:aws:iam::{PROD}:policy/acme-hypergov-permissions-boundary"
+    assert {t["Key"]: t["Value"] for t in role["Tags"]}["CostCentre"] == "CC-1042"
+
+    eks = endpoint.client("eks", account=PROD, region=REGION)
+    entries = eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"]
+    assert f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer" in entries
+    entry = eks.describe_access_entry(clusterName="gpu-west-eks",
+                                      principalArn=f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer")
+    assert entry["accessEntry"]["kubernetesGroups"] == ["hyperpod-ns-vision-namespace-level-group"]
+    scopes = eks.list_associated_access_policies(
+        clusterName="gpu-west-eks", principalArn=f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer")
+    assert [p["accessScope"] for p in scopes["associatedAccessPolicies"]] == [
+        {"type": "namespace", "namespaces": ["hyperpod-ns-vision"]}]
+
+    budgets = endpoint.client("budgets", account=PROD, region="us-east-1")
+    budget = budgets.describe_budget(AccountId=PROD, BudgetName="acme-vision-monthly")["Budget"]
+    assert float(budget["BudgetLimit"]["Amount"]) == 250000.0
+
+    sagemaker = endpoint.client("sagemaker", account=PROD, region=REGION)
+    quotas = {q["Name"]: q for q in sagemaker.list_compute_quotas()["ComputeQuotaSummaries"]}
+    assert set(quotas) == {"vision-on-gpu-west", "nlp-on-gpu-west", "speech-on-gpu-west", "recsys-on-gpu-west"}
+    vision = sagemaker.describe_compute_quota(ComputeQuotaId=quotas["vision-on-gpu-west"]["ComputeQuotaId"])
+    assert vision["ComputeQuotaConfig"]["ComputeQuotaResources"][0]["Count"] == 12
+    assert vision["ComputeQuotaConfig"]["ResourceSharingConfig"] == {"Strategy": "LendAndBorrow", "BorrowLimit": 50}
+    assert vision["ComputeQuotaTarget"] == {"TeamName": "vision", "FairShareWeight": 30}
+
+
+def test_second_plan_is_empty(applied: None, engine_for: EngineFactory) -> None:
+    engine = engine_for(example_files())
+    for stack in STACKS:
+        plan = engine.plan(stack)
+        assert plan.is_empty, [c.address for c in plan.actionable]
+
+
+def test_one_field_change_plans_exactly_that_change(applied: None, engine_for: EngineFactory) -> None:
+    files = example_files()
+    files["projects/vision.yaml"] = files["projects/vision.yaml"].replace(
+        b"monthly_usd: 250000", b"monthly_usd: 260000").replace(b"ml.p5.48xlarge: 12", b"ml.p5.48xlarge: 10")
+    engine = engine_for(files)
+    project = engine.plan(VISION)
+    assert [(c.address, c.action) for c in project.actionable] == [
+        ("aws_budgets_budget.budget_ml-prod", Action.UPDATE)]
+    assert [a.path for a in project.actionable[0].attributes] == ["limit_amount"]
+    cluster = engine.plan(GPU_WEST)
+    assert [(c.address, c.action) for c in cluster.actionable] == [
+        ("hyperpod:ComputeQuota:vision-on-gpu-west", Action.UPDATE)]
+    (attr,) = cluster.actionable[0].attributes
+    assert attr.path == "ComputeQuotaConfig.ComputeQuotaResources[0].Count" and (attr.before, attr.after) == (12, 10)
+
+
+def test_deleting_a_project_destroys_exactly_its_resources(applied: None, engine_for: EngineFactory,
+                                                          endpoint: EmbeddedAwsProcess) -> None:
+    files = {k: v for k, v in example_files().items() if k != "projects/recsys.yaml"}
+    engine = engine_for(files)
+    declared = json.loads((engine.workspace.stack_dir(RECSYS) / "main.tf.json").read_text())["resource"]
+    destroy = engine.plan_destroy(RECSYS)
+    assert {c.address for c in destroy.actionable} == {f"{t}.{n}" for t, body in declared.items() for n in body}
+    assert all(c.action is Action.DELETE for c in destroy.actionable)
+    cluster = engine.plan(GPU_WEST)
+    assert [(c.address, c.action) for c in cluster.actionable] == [
+        ("hyperpod:ComputeQuota:recsys-on-gpu-west", Action.DELETE)]
+    assert engine.apply(RECSYS, destroy).ok
+    assert engine.apply(GPU_WEST, cluster).ok
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    names = {r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"]}
+    assert not {n for n in names if "recsys" in n} and "acme-vision-engineer" in names
+    assert engine.plan(VISION).is_empty
