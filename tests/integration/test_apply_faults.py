@@ -1,0 +1,68 @@
+"""Faults during apply: throttling and 5xx are retried by the provider and the driver; an apply
+that fails for good reports a clear error and leaves a state from which the next apply converges."""
+
+from __future__ import annotations
+
+import pytest
+
+from hypergov.embedded_aws import EmbeddedAwsProcess
+from reconciler.plan import StackName
+from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
+
+pytestmark = pytest.mark.integration
+
+SPEECH = StackName("project-speech")
+GPU_WEST = StackName("cluster-gpu-west")
+
+
+def test_throttling_and_5xx_during_apply_are_retried(engine_for: EngineFactory, endpoint: EmbeddedAwsProcess) -> None:
+    engine = engine_for(example_files())
+    plan = engine.plan(SPEECH)
+    endpoint.inject_fault("iam", "CreateRole", kind="throttle", times=2)
+    endpoint.inject_fault("eks", "CreateAccessEntry", kind="5xx", times=1, status=503)
+    result = engine.apply(SPEECH, plan)
+    assert result.ok, result.error
+    assert not endpoint.pending_faults()  # every injected fault was hit, and retried past
+    roles = endpoint.client("iam", account=PROD, region=REGION).list_roles(PathPrefix="/hypergov/")["Roles"]
+    assert "acme-speech-engineer" in {r["RoleName"] for r in roles}
+    assert engine.plan(SPEECH).is_empty
+
+    cluster = engine.plan(GPU_WEST)
+    endpoint.inject_fault("sagemaker", "CreateComputeQuota", kind="throttle", times=2)
+    assert engine.apply(GPU_WEST, cluster).ok
+    assert engine.plan(GPU_WEST).is_empty
+
+
+def test_failed_apply_is_reported_and_the_next_apply_converges(engine_for: EngineFactory,
+                                                               endpoint: EmbeddedAwsProcess) -> None:
+    base = engine_for(example_files())
+    assert base.apply(SPEECH, base.plan(SPEECH)).ok  # start from the applied example
+    files = example_files()
+    files["projects/speech.yaml"] = files["projects/speech.yaml"].replace(b"monthly_usd: 120000", b"monthly_usd: 1")
+    engine = engine_for(files)
+    plan = engine.plan(SPEECH)
+    assert [c.address for c in plan.actionable] == ["aws_budgets_budget.budget_ml-prod"]
+    endpoint.inject_fault("budgets", "UpdateBudget", kind="5xx", times=None, status=500)
+    try:
+        failed = engine.apply(SPEECH, plan)
+    finally:
+        endpoint.clear_faults()
+    assert not failed.ok and failed.error is not None
+    assert "UpdateBudget" in failed.error or "updating Budget" in failed.error
+    retry = engine.plan(SPEECH)
+    assert [c.address for c in retry.actionable] == ["aws_budgets_budget.budget_ml-prod"]
+    assert engine.apply(SPEECH, retry).ok
+    assert engine.plan(SPEECH).is_empty
+    budget = endpoint.client("budgets", account=PROD, region="us-east-1").describe_budget(
+        AccountId=PROD, BudgetName="acme-speech-monthly")["Budget"]
+    assert float(budget["BudgetLimit"]["Amount"]) == 1.0
+
+
+def test_apply_refuses_a_plan_whose_file_changed(engine_for: EngineFactory) -> None:
+    files = example_files()
+    files["projects/speech.yaml"] = files["projects/speech.yaml"].replace(b"monthly_usd: 120000", b"monthly_usd: 2")
+    engine = engine_for(files)
+    plan = engine.plan(SPEECH)
+    (engine.workspace.stack_dir(SPEECH) / "hypergov.tfplan").write_bytes(b"tampered")
+    result = engine.apply(SPEECH, plan)
+    assert result.refusal is not None and "changed since it was reviewed" in result.refusal
