@@ -18,6 +18,7 @@ from reconciler.terraform.engine import TerraformEngine
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 PROD = "111122223333"
+MANAGEMENT = "123456789012"  # the embedded endpoint's default account holds the organization
 REGION = "us-west-2"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
 

@@ -9,14 +9,15 @@ import pytest
 
 from hypergov.embedded_aws import EmbeddedAwsProcess
 from reconciler.plan import Action, StackName
-from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
+from tests.integration.conftest import MANAGEMENT, PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration
 
 VISION = StackName("project-vision")
 RECSYS = StackName("project-recsys")
 GPU_WEST = StackName("cluster-gpu-west")
-STACKS = (GPU_WEST, VISION, RECSYS)
+ORG = StackName("org")
+STACKS = (ORG, GPU_WEST, VISION, RECSYS)
 
 
 def _apply_all(engine_for: EngineFactory, files: dict[str, bytes]) -> None:
@@ -53,6 +54,15 @@ def test_apply_creates_what_the_config_says(applied: None, endpoint: EmbeddedAws
     assert [p["accessScope"] for p in scopes["associatedAccessPolicies"]] == [
         {"type": "namespace", "namespaces": ["hyperpod-ns-vision"]}]
 
+    organizations = endpoint.client("organizations", account=MANAGEMENT, region="us-east-1")
+    attached = organizations.list_policies_for_target(TargetId="ou-ml01-platform1", Filter="SERVICE_CONTROL_POLICY")
+    (scp,) = [p for p in attached["Policies"] if p["Name"] == "acme-hypergov-maximum-boundary"]
+    content = json.loads(organizations.describe_policy(PolicyId=scp["Id"])["Policy"]["Content"])
+    denied = {a for st in content["Statement"] for a in _as_list(st.get("Action") or st.get("NotAction"))}
+    assert {"iam:*", "organizations:*"} <= denied
+    boundary = iam.get_policy(PolicyArn=f"arn:aws:iam::{PROD}:policy/acme-hypergov-permissions-boundary")
+    assert boundary["Policy"]["DefaultVersionId"]
+
     budgets = endpoint.client("budgets", account=PROD, region="us-east-1")
     budget = budgets.describe_budget(AccountId=PROD, BudgetName="acme-vision-monthly")["Budget"]
     assert float(budget["BudgetLimit"]["Amount"]) == 250000.0
@@ -64,6 +74,10 @@ def test_apply_creates_what_the_config_says(applied: None, endpoint: EmbeddedAws
     assert vision["ComputeQuotaConfig"]["ComputeQuotaResources"][0]["Count"] == 12
     assert vision["ComputeQuotaConfig"]["ResourceSharingConfig"] == {"Strategy": "LendAndBorrow", "BorrowLimit": 50}
     assert vision["ComputeQuotaTarget"] == {"TeamName": "vision", "FairShareWeight": 30}
+
+
+def _as_list(value: object) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
 
 
 def test_second_plan_is_empty(applied: None, engine_for: EngineFactory) -> None:

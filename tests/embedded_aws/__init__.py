@@ -1,0 +1,1 @@
+"""Tests of the embedded AWS endpoint (hypergov.embedded_aws)."""
