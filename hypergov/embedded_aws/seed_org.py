@@ -44,7 +44,8 @@ def seed_organization(tree: GovernanceTree, endpoint: SeedTarget, *,
     for policy_type in POLICY_TYPES:
         if policy_type not in enabled:
             client.enable_policy_type(RootId=root["Id"], PolicyType=policy_type)
-    existing = {ou["Id"] for ou in client.list_organizational_units_for_parent(ParentId=root["Id"])["OrganizationalUnits"]}
+    children = client.list_organizational_units_for_parent(ParentId=root["Id"])["OrganizationalUnits"]
+    existing = {ou["Id"] for ou in children}
     if org.organizational_unit not in existing:
         created = client.create_organizational_unit(ParentId=root["Id"], Name=f"{org.name}-hyperpod")
         _set_ou_id(management_account, created["OrganizationalUnit"]["Id"], org.organizational_unit, org.partition)
