@@ -2,7 +2,7 @@
 
 moto's server builds one Flask app per service, the first time a request for it arrives, from
 that service's ``urls.url_paths`` (URL regex -> response-class dispatcher). The endpoint builds
-the apps of SageMaker, EKS and Budgets from the same paths pointed at the extended classes (plus
+the apps of SageMaker, EKS, Budgets and IAM from the same paths pointed at the extended classes (plus
 EKS's new access-entry paths) and every other service's app exactly as moto does. Nothing in
 moto's modules is changed, so moto's in-process mocks (``mock_aws``) elsewhere in the process
 keep moto's own behaviour.
@@ -24,6 +24,7 @@ from werkzeug.routing import Map
 from hypergov.embedded_aws import eks_responses
 from hypergov.embedded_aws.budgets_ext import ExtendedBudgetsResponse
 from hypergov.embedded_aws.extension import register_managed_models
+from hypergov.embedded_aws.iam_ext import ExtendedIamResponse
 from hypergov.embedded_aws.sagemaker_responses import ExtendedSageMakerResponse
 
 _lock = threading.Lock()
@@ -35,6 +36,7 @@ def extended_paths() -> dict[str, dict[str, Callable[..., Any]]]:
     return {
         "sagemaker": {"{0}/$": ExtendedSageMakerResponse.dispatch},
         "budgets": {"{0}/$": ExtendedBudgetsResponse.dispatch},
+        "iam": {"{0}/$": ExtendedIamResponse.dispatch},
         "eks": eks_responses.url_paths(moto.eks.urls.url_paths),
     }
 

@@ -42,6 +42,7 @@ class PreparedStack:
     directory: Path
     graph: ResourceGraph
     kube_objects: dict[str, list[KubeObject]] = field(default_factory=dict)  # cluster -> objects
+    terraform_resources: int = 0
 
 
 @dataclass
@@ -72,8 +73,8 @@ class TerraformEngine:
                                 default_region=org.model.home_region)
         directory = self.workspace.stack_dir(stack)
         _write_if_changed(directory / CONFIG_FILE, translation.json())
-        return PreparedStack(stack=stack, directory=directory, graph=graph,
-                             kube_objects=_kube_objects(graph, stack))
+        return PreparedStack(stack=stack, directory=directory, graph=graph, kube_objects=_kube_objects(graph, stack),
+                             terraform_resources=sum(len(v) for v in translation.config.get("resource", {}).values()))
 
     def plan(self, stack: StackName) -> Plan:
         return self.plan_prepared(self.prepare(stack))
@@ -98,9 +99,13 @@ class TerraformEngine:
 
     def plan_prepared(self, prepared: PreparedStack) -> Plan:
         directory = prepared.directory
-        self.runner.init(directory)
-        self.runner.plan(directory, out=PLAN_FILE)
-        tf_changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
+        tf_changes: tuple[ResourceChange, ...] = ()
+        if prepared.terraform_resources or _has_state(directory):
+            self.runner.init(directory)
+            self.runner.plan(directory, out=PLAN_FILE)
+            tf_changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
+        else:  # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
+            (directory / PLAN_FILE).unlink(missing_ok=True)
         hyperpod = self._plan_hyperpod(prepared.graph)
         kube_changes = [c for cluster, objs in sorted(prepared.kube_objects.items())
                         for c in plan_objects(objs, cluster=cluster, stack=prepared.stack,
@@ -197,7 +202,8 @@ class TerraformEngine:
             self.prepare(stack)
         self.runner.init(directory)
         self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True)
-        drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"))
+        drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"),
+                                declared=_declared_attributes(directory / CONFIG_FILE))
         return Drift(stack=stack, changes=drift)
 
 
@@ -208,6 +214,22 @@ def _kube_objects(graph: ResourceGraph, stack: str) -> dict[str, list[KubeObject
             cluster = (res.provider or "").rsplit("::k8s-", 1)[-1]
             by_cluster.setdefault(cluster, []).append(object_from_pulumi(res.type, res.inputs, stack=stack))
     return by_cluster
+
+
+def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
+    config = json.loads(config_file.read_text())
+    return {f"{rtype}.{name}": frozenset(body) for rtype, bodies in config.get("resource", {}).items()
+            for name, body in bodies.items()}
+
+
+def _has_state(directory: Path) -> bool:
+    state = directory / "terraform.tfstate"
+    if not state.exists():
+        return False
+    try:
+        return bool(json.loads(state.read_text()).get("resources"))
+    except json.JSONDecodeError:
+        return True  # unreadable state: let terraform itself say what is wrong
 
 
 def _write_if_changed(path: Path, text: str) -> None:

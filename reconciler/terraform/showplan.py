@@ -6,6 +6,8 @@ before anything else sees them; computed-after-apply values read "(known after a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from reconciler.plan import Action, AttributeChange, ResourceChange, diff_attributes, mask
@@ -57,7 +59,22 @@ def changes_from_show(data: dict[str, Any]) -> tuple[ResourceChange, ...]:
     return tuple(change_from_entry(e) for e in entries if e.get("mode", "managed") == "managed")
 
 
-def drift_from_show(data: dict[str, Any]) -> tuple[ResourceChange, ...]:
-    """Out-of-band changes a refresh-only plan found (`resource_drift`)."""
-    entries = sorted(data.get("resource_drift", []), key=lambda e: e["address"])
-    return tuple(change_from_entry(e) for e in entries if e["change"]["actions"] != ["no-op"])
+def drift_from_show(data: dict[str, Any], *,
+                    declared: Mapping[str, frozenset[str]] | None = None) -> tuple[ResourceChange, ...]:
+    """Out-of-band changes a refresh-only plan found (`resource_drift`). With `declared`
+    (address -> attribute names hypergov sets), only drift of declared attributes counts: the
+    provider also refreshes computed ones (e.g. a role's `inline_policy`, filled in from the
+    separately managed role policies), and those are nobody's drift."""
+    changes = []
+    for entry in sorted(data.get("resource_drift", []), key=lambda e: e["address"]):
+        if entry["change"]["actions"] == ["no-op"]:
+            continue
+        change = change_from_entry(entry)
+        if declared is not None and change.action is Action.UPDATE:
+            keep = declared.get(change.address, frozenset())
+            attributes = tuple(a for a in change.attributes if a.path.split(".")[0] in keep)
+            if not attributes:
+                continue
+            change = replace(change, attributes=attributes)
+        changes.append(change)
+    return tuple(changes)

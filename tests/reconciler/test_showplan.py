@@ -63,3 +63,15 @@ def test_drift_lists_only_changed_resources() -> None:
     drift = drift_from_show(data)
     assert [c.address for c in drift] == ["aws_iam_role.r"]
     assert drift[0].attributes[0].after == 43200
+
+
+def test_drift_of_undeclared_computed_attributes_is_ignored() -> None:
+    data = {"resource_drift": [
+        _entry("aws_iam_role.r", ["update"], {"max_session_duration": 3600, "inline_policy": []},
+               {"max_session_duration": 43200, "inline_policy": [{"name": "p"}]}),
+        _entry("aws_iam_role.s", ["update"], {"inline_policy": []}, {"inline_policy": [{"name": "q"}]}),
+    ]}
+    declared = {"aws_iam_role.r": frozenset({"max_session_duration", "name"}), "aws_iam_role.s": frozenset({"name"})}
+    (change,) = drift_from_show(data, declared=declared)
+    assert change.address == "aws_iam_role.r"
+    assert [a.path for a in change.attributes] == ["max_session_duration"]

@@ -1,0 +1,171 @@
+"""`make demo`: the main job end to end on the embedded default.
+
+A local Git repository holds the example governance tree; the embedded AWS endpoint (a child
+process) is seeded with its organization and clusters; the tree is validated, every stack is
+planned with the terraform engine and the real `terraform`, applied, recorded in an audit commit,
+and planned again (which must be empty). Then a drift is injected by hand (out of band, with
+boto3), detected, and repaired. Everything lives under `.hypergov/demo/` and the endpoint is
+stopped at the end, whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import git
+
+from hypergov.embedded_aws import EmbeddedAwsProcess
+from hypergov.gitsource import read_tree_at
+from hypergov.validate import validate_files
+from reconciler.audit import AuditEntry, commit_audit
+from reconciler.factory import terraform_engine
+from reconciler.plan import Plan, StackName
+from reconciler.render import render_markdown, render_text, summary_line
+from reconciler.settings import load_settings
+from reconciler.terraform.engine import TerraformEngine
+from stacks.spec import plan_stacks
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_DIR = ROOT / ".hypergov" / "demo"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
+PROD = "111122223333"
+
+
+class DemoError(Exception):
+    pass
+
+
+@contextmanager
+def step(number: int, total: int, title: str) -> Iterator[None]:
+    click.secho(f"\n[{number}/{total}] {title}", bold=True)
+    start = time.perf_counter()
+    yield
+    click.secho(f"      done in {time.perf_counter() - start:.1f} s", dim=True)
+
+
+def _governance_repo(target: Path) -> git.Repo:
+    shutil.copytree(ROOT / "config", target / "config")
+    repo = git.Repo.init(target, initial_branch="main")
+    repo.index.add([str(p.relative_to(target)) for p in (target / "config").rglob("*") if p.is_file()])
+    actor = git.Actor("platform-admin", "platform-admin@example.com")
+    repo.index.commit("Governance tree of the acme organization", author=actor, committer=actor)
+    return repo
+
+
+def _plan_all(engine: TerraformEngine, stacks: list[StackName]) -> list[Plan]:
+    def progress(stack: StackName, outcome: Plan | Exception) -> None:
+        click.echo(f"      planned {summary_line(outcome) if isinstance(outcome, Plan) else f'{stack}: {outcome}'}")
+
+    outcomes = engine.plan_many(stacks, progress=progress)
+    failed = {s: o for s, o in outcomes.items() if isinstance(o, Exception)}
+    if failed:
+        raise DemoError("; ".join(f"{s}: {e}" for s, e in failed.items()))
+    return [o for o in (outcomes[s] for s in stacks) if isinstance(o, Plan)]
+
+
+def _apply_all(engine: TerraformEngine, plans: list[Plan]) -> list[AuditEntry]:
+    entries = []
+    for plan in plans:  # dependency order: org, clusters, projects
+        result = engine.apply(plan.stack, plan)
+        entries.append(AuditEntry(plan, result))
+        state = "applied" if result.ok else f"FAILED: {result.refusal or result.error}"
+        click.echo(f"      {plan.stack}: {state} ({len(result.applied)} change(s), "
+                   f"{len(result.skipped)} not applied: no kubeconfig)")
+        if not result.ok:
+            raise DemoError(f"apply of {plan.stack} failed")
+    return entries
+
+
+def run_demo() -> None:
+    total = 8
+    if DEMO_DIR.exists():
+        shutil.rmtree(DEMO_DIR)
+    DEMO_DIR.mkdir(parents=True)
+    os.environ.update(CREDENTIALS)
+    with step(1, total, "a local Git repository holds the governance tree"):
+        repo = _governance_repo(DEMO_DIR / "governance")
+        head = repo.head.commit.hexsha
+        click.echo(f"      {repo.working_dir} @ {head[:12]}")
+    with step(2, total, "start the embedded AWS endpoint, seeded with the tree's organization and clusters"):
+        endpoint = EmbeddedAwsProcess(seed_config=Path(repo.working_dir) / "config").start()
+        click.echo(f"      {endpoint.endpoint_url} (pid {endpoint.pid})")
+    try:
+        _main_job(repo, head, endpoint, total)
+    finally:
+        code = endpoint.stop()
+        click.echo(f"\nembedded AWS endpoint stopped (exit {code})")
+
+
+def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: int) -> None:
+    with step(3, total, f"validate the tree at {head[:12]}"):
+        report = validate_files(read_tree_at(repo.working_dir, head, "config"))
+        if not report.ok:
+            raise DemoError(f"the example tree is invalid: {report.problems[:3]}")
+        tree = report.tree
+        click.echo(f"      valid: {len(tree.projects)} projects, {len(tree.clusters)} clusters, "
+                   f"{len(tree.workloads)} workload classes")
+    settings = load_settings(environ={"HYPERGOV_SETTINGS": str(DEMO_DIR / "absent.yaml")}, overrides={
+        "aws.endpoint_url": endpoint.endpoint_url, "aws.max_retries": 3, "state_dir": str(DEMO_DIR / "state")})
+    engine = terraform_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
+    stacks = [StackName(s.name) for s in plan_stacks(tree)]
+    with step(4, total, f"plan {len(stacks)} stacks with the real terraform "
+                        f"({settings.terraform.parallelism} at a time)"):
+        plans = _plan_all(engine, stacks)
+        click.echo(render_text(plans))
+        markdown = DEMO_DIR / "plan.md"
+        markdown.write_text(render_markdown(plans, title=f"hypergov plan for {head[:12]}"))
+        click.echo(f"      merge-request plan (Markdown): {markdown}")
+    with step(5, total, "apply exactly those plans, in dependency order, and record an audit commit"):
+        entries = _apply_all(engine, plans)
+        sha = commit_audit(Path(repo.working_dir), entries)
+        click.echo(f"      audit commit {sha[:12] if sha else '(none)'}: {repo.head.commit.summary}")
+    with step(6, total, "plan again: must be empty"):
+        again = _plan_all(engine, stacks)
+        if not all(p.is_empty for p in again):
+            raise DemoError("the second plan is not empty: " + render_text([p for p in again if not p.is_empty]))
+    with step(7, total, "inject a drift by hand (boto3, out of band) and detect it"):
+        iam = endpoint.client("iam", account=PROD, region="us-west-2")
+        iam.update_role(RoleName="acme-vision-engineer", MaxSessionDuration=43200)
+        click.echo("      changed acme-vision-engineer MaxSessionDuration 3600 -> 43200 behind hypergov's back")
+        drift = engine.refresh(StackName("project-vision"))
+        for change in drift.changes:
+            click.echo(f"      drift: {change.address}: "
+                       + ", ".join(f"{a.path} {a.before} -> {a.after}" for a in change.attributes))
+        if not drift.drifted:
+            raise DemoError("the injected drift was not detected")
+    with step(8, total, "repair the drift: plan and apply the stack again"):
+        repair = engine.plan(StackName("project-vision"))
+        click.echo(render_text([repair]))
+        result = engine.apply(repair.stack, repair)
+        if not result.ok:
+            raise DemoError(f"repair failed: {result.error}")
+        sha = commit_audit(Path(repo.working_dir), [AuditEntry(repair, result)])
+        role = iam.get_role(RoleName="acme-vision-engineer")["Role"]
+        click.echo(f"      MaxSessionDuration is {role['MaxSessionDuration']} again; "
+                   f"audit commit {sha[:12] if sha else '(none)'}")
+        if role["MaxSessionDuration"] != 3600 or not engine.plan(StackName("project-vision")).is_empty:
+            raise DemoError("the drift was not repaired")
+    click.secho("\ndemo complete: validated, planned, applied, audited, re-planned empty, drift found and repaired",
+                fg="green", bold=True)
+    click.echo(f"git log of the governance repository ({repo.working_dir}):")
+    for commit in repo.iter_commits("main", max_count=5):
+        click.echo(f"  {commit.hexsha[:12]} {commit.summary}")
+
+
+def main() -> None:
+    try:
+        run_demo()
+    except DemoError as exc:
+        click.secho(f"\ndemo failed: {exc}", fg="red", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
