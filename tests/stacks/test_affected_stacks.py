@@ -1,0 +1,53 @@
+"""Only the stacks whose inputs changed are planned."""
+
+from __future__ import annotations
+
+import pytest
+
+from hypergov.validate import validate_files
+from stacks.affected import affected_stacks
+from tests.example_tree import example_files
+
+
+def _tree(files: dict[str, bytes]):  # type: ignore[no-untyped-def]
+    report = validate_files(files)
+    assert report.ok, report.problems
+    return report.tree
+
+
+def _edit(path: str, old: bytes, new: bytes) -> dict[str, bytes]:
+    files = example_files()
+    assert old in files[path]
+    files[path] = files[path].replace(old, new)
+    return files
+
+
+BASE = example_files()
+
+
+@pytest.mark.parametrize(("files", "changed"), [
+    pytest.param(BASE, (), id="no-change"),
+    pytest.param(_edit("projects/vision.yaml", b"monthly_usd: 250000", b"monthly_usd: 1"),
+                 ("project-vision",), id="budget-touches-only-its-project"),
+    pytest.param(_edit("projects/vision.yaml", b"ml.p5.48xlarge: 12", b"ml.p5.48xlarge: 10"),
+                 ("cluster-gpu-west", "project-vision"), id="quota-touches-cluster-and-project"),
+    pytest.param(_edit("workloads/vision/notebook.yaml", b"max_gpus_per_job: 8", b"max_gpus_per_job: 4"),
+                 ("project-vision",), id="workload-class-touches-only-its-project"),
+    pytest.param(_edit("projects/research.yaml", b"cost_centre: CC-5005", b"cost_centre: CC-5006"),
+                 ("org", "cluster-trn-east", "project-research"), id="cost-centre-touches-tag-policy"),
+    pytest.param(_edit("clusters/trn-east.yaml", b"weight: 20", b"weight: 30"),
+                 ("cluster-trn-east", "project-nlp", "project-research"), id="cluster-touches-its-teams"),
+])
+def test_changed_stacks(files: dict[str, bytes], changed: tuple[str, ...]) -> None:
+    result = affected_stacks(_tree(BASE), _tree(files))
+    assert result.changed == changed
+    assert result.added == () and result.removed == ()
+
+
+def test_added_and_removed_projects() -> None:
+    files = {k: v for k, v in BASE.items() if k != "projects/recsys.yaml"}
+    result = affected_stacks(_tree(BASE), _tree(files))
+    assert result.removed == ("project-recsys",)
+    assert "cluster-gpu-west" in result.changed and "org" in result.changed
+    back = affected_stacks(_tree(files), _tree(BASE))
+    assert back.added == ("project-recsys",) and back.to_plan[-1] == "project-recsys"
