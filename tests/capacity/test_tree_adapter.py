@@ -1,0 +1,47 @@
+"""The example config tree seen by the simulator: instances become GPUs, HyperPod defaults are
+applied, and the tree's workload classes shape the synthetic trace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypergov.capacity.adapter import cluster_capacities, cluster_capacity, generate_for_tree, workloads_for_tree
+from hypergov.capacity.spec import InstanceTypeName
+from hypergov.capacity.synth import TraceShape
+from hypergov.validate import load_valid_tree
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+P5 = InstanceTypeName("ml.p5.48xlarge")
+
+
+def test_gpu_west_capacity_and_quotas() -> None:
+    tree = load_valid_tree(CONFIG)
+    cap = cluster_capacity(tree, "gpu-west")
+    assert cap.capacity_gpus == {"ml.g5.12xlarge": 16 * 4, "ml.p5.48xlarge": 32 * 8}
+    teams = {str(t.name): t for t in cap.teams}
+    assert sorted(teams) == ["nlp", "recsys", "speech", "vision"]  # research has no quota here
+    assert teams["nlp"].guaranteed_gpus == {"ml.p5.48xlarge": 12 * 8}
+    assert teams["recsys"].borrow_limit_gpus(P5) == 32 * 25 // 100
+    assert teams["vision"].borrow_limit_gpus(P5) == 96 * 50 // 100
+    assert teams["speech"].sharing == "DontLend" and not teams["speech"].preempt_own_lower_priority
+    assert [(p.name, p.weight) for p in cap.priority_classes] == [("inference", 100), ("training", 60),
+                                                                  ("experimentation", 20)]
+    assert cap.problems() == []
+
+
+def test_every_cluster_is_simulatable() -> None:
+    caps = cluster_capacities(load_valid_tree(CONFIG))
+    assert [c.name for c in caps] == ["gpu-west", "trn-east"]
+    assert all(c.problems() == [] for c in caps)
+
+
+def test_workloads_follow_quotas_and_classes() -> None:
+    tree = load_valid_tree(CONFIG)
+    by_key = {(str(w.team), w.cluster): w for w in workloads_for_tree(tree)}
+    nlp_trn = by_key[("nlp", "trn-east")]
+    assert nlp_trn.instance_types == (("ml.trn1.32xlarge", 128.0, 256),)  # guarantee + 100% borrow, class max
+    assert nlp_trn.priorities == (("training", 1.0),)  # its pretraining class
+    assert nlp_trn.max_duration == 14 * 86400
+    jobs = generate_for_tree(tree, shape=TraceShape(jobs=500, days=2), seed=3)
+    assert len(jobs) == 500
+    assert {(j.team, j.cluster) for j in jobs} <= set(by_key)
