@@ -31,7 +31,9 @@ class InvalidTreeError(Exception):
     def __init__(self, report: ValidationReport) -> None:
         self.report = report
         errors = [p for p in report.problems if p.severity.value == "error"]
-        super().__init__(f"the config tree has {len(errors)} error(s); run 'hypergov validate'")
+        shown = "".join(f"\n  {p.pos}  {p.rule}  {p.message}" for p in errors[:5])
+        more = f"\n  ... and {len(errors) - 5} more" if len(errors) > 5 else ""
+        super().__init__(f"the config tree has {len(errors)} error(s); run 'hypergov validate':{shown}{more}")
 
 
 @contextmanager

@@ -98,22 +98,67 @@ def _guard(fn: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the plan as Markdown (for a merge-request comment).")
+@click.option("--base", "base_ref", help="Git ref the change is compared with (a merge request's target): plan "
+              "only the stacks it affects, destroys for removed ones, and the capacity impact when quotas change.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Job trace for the capacity impact (default: the bundled sample trace).")
 @_guard
 def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
-             markdown_file: Path | None) -> None:
+             markdown_file: Path | None, base_ref: str | None, trace_path: Path | None) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
 
     Exit status: 0 no changes, 2 changes planned, 1 error.
     """
     settings = _settings(settings_file, config_dir)
-    plans, _ = plan_all(settings, stack_names, quiet=as_json)
+    extra: list[str] = []
+    if base_ref:
+        plans, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json)
+    else:
+        plans, _ = plan_all(settings, stack_names, quiet=as_json)
     if as_json:
         click.echo(json.dumps([p.as_dict() for p in plans], indent=2, default=str))
     else:
         click.echo(render_text(plans), nl=False)
     if markdown_file:
-        markdown_file.write_text(render_markdown(plans))
+        markdown_file.write_text(render_markdown(plans, extra_sections=extra))
     sys.exit(EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
+
+
+def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *,
+                        quiet: bool) -> tuple[list[Plan], list[str]]:
+    from hypergov.capacity.render import render_markdown as capacity_markdown
+    from hypergov.gitsource import RefNotFoundError, read_tree_at
+    from hypergov.validate import load_valid_tree, validate_files
+    from reconciler.factory import terraform_engine
+    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, scope
+
+    head = load_valid_tree(settings.config_dir)
+    try:
+        base_report = validate_files(read_tree_at(".", base_ref, str(settings.config_dir)))
+    except RefNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if not base_report.ok:
+        raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
+    mr = scope(base_report.tree, head)
+    engine = terraform_engine(settings, head)
+    if not quiet:
+        click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
+                   f"{mr.affected.unchanged} unchanged", err=True)
+    outcomes = engine.plan_many(list(mr.affected.to_plan))
+    plans = [o for o in outcomes.values() if isinstance(o, Plan)]
+    errors = [f"{n}: {o}" for n, o in outcomes.items() if not isinstance(o, Plan)]
+    if errors:
+        raise click.ClickException("; ".join(errors))
+    plans += [engine.plan_destroy(s) for s in mr.affected.removed]
+    extra: list[str] = []
+    if mr.capacity_changed:
+        diff = capacity_impact(base_report.tree, head, trace=trace or SAMPLE_TRACE, base_ref=base_ref,
+                               head_ref="working tree")
+        extra.append(capacity_markdown(diff))
+        if not quiet:
+            click.echo(f"capacity impact simulated on {diff.jobs} jobs: "
+                       f"{len(diff.regressions)} team regression(s)", err=True)
+    return plans, extra
 
 
 @click.command("apply")

@@ -12,9 +12,12 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any, NewType
+from typing import Any
 
-StackName = NewType("StackName", str)
+from stacks.spec import StackName
+
+__all__ = ["MASK", "Action", "ApplyResult", "AttributeChange", "Drift", "Plan", "ResourceChange", "StackName",
+           "diff_attributes", "mask"]
 
 MASK = "(sensitive)"
 

@@ -1,0 +1,37 @@
+"""A merge request's plan (`hypergov plan --base REF`): only the affected stacks, with the
+capacity impact of a quota change, as Markdown for the merge-request comment."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+from click.testing import CliRunner
+
+from hypergov.cli import main
+from hypergov.embedded_aws import EmbeddedAwsProcess
+from tests.integration.conftest import CONFIG
+
+pytestmark = pytest.mark.integration
+
+
+def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: EmbeddedAwsProcess, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(CONFIG, tmp_path / "config")
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    repo.index.add([str(p.relative_to(tmp_path)) for p in (tmp_path / "config").rglob("*") if p.is_file()])
+    repo.index.commit("base")
+    project = tmp_path / "config" / "projects" / "vision.yaml"
+    project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 10"))
+    monkeypatch.chdir(tmp_path)
+    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
+           "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
+    result = CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
+    assert result.exit_code == 2, result.output
+    assert "2 stack(s) affected, 0 removed, 6 unchanged" in result.output
+    markdown = (tmp_path / "mr.md").read_text()
+    assert "`cluster-gpu-west`" in markdown and "`project-vision`" in markdown and "`project-nlp`" not in markdown
+    assert "hyperpod:ComputeQuota:vision-on-gpu-west" in markdown
+    assert "vision" in markdown.split("apacity", 1)[1]  # the capacity section names the team whose quota shrank
