@@ -17,6 +17,7 @@ from pathlib import Path
 from benchmarks.common import print_table, write_results
 from benchmarks.synthetic import generate_org
 from hypergov.embedded_aws import EmbeddedAwsProcess
+from hypergov.loader import write_tree_dir
 from hypergov.validate import validate_files
 from reconciler.factory import terraform_engine
 from reconciler.plan import Plan, StackName
@@ -25,13 +26,6 @@ from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
-
-
-def _write(files: dict[str, bytes], root: Path) -> None:
-    for rel, data in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
 
 
 def _one_project_changed(files: dict[str, bytes]) -> dict[str, bytes]:
@@ -56,7 +50,7 @@ def main() -> None:
     base = validate_files(files)
     assert base.ok, base.problems[:3]
     with tempfile.TemporaryDirectory() as tmp:
-        _write(files, Path(tmp) / "config")
+        write_tree_dir(files, Path(tmp) / "config")
         endpoint = EmbeddedAwsProcess(seed_config=Path(tmp) / "config").start()
         try:
             settings = load_settings(environ={"HYPERGOV_SETTINGS": str(Path(tmp) / "absent.yaml")}, overrides={

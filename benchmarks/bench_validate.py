@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from pathlib import Path
 
 from benchmarks.common import best_of, print_table, write_results
 from benchmarks.synthetic import generate_org
-from hypergov.loader import load_tree
+from hypergov.loader import load_tree, write_tree_dir
 from hypergov.rules import run_rules
 from hypergov.validate import gc_paused, validate_dir, validate_files
 
@@ -31,10 +30,7 @@ def measure(projects: int, clusters: int, repeat: int) -> dict[str, float | int 
         load = best_of(lambda: load_tree(files), repeat=repeat)
         rules = best_of(lambda: run_rules(tree), repeat=repeat)
     with tempfile.TemporaryDirectory() as tmp:
-        for rel, data in files.items():
-            target = Path(tmp) / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        write_tree_dir(files, tmp)
         from_disk = best_of(lambda: validate_dir(tmp), repeat=repeat)
     return {"projects": projects, "clusters": clusters, "files": len(files), "total_s": total,
             "load_s": load, "rules_s": rules, "from_disk_s": from_disk, "us_per_project": total / projects * 1e6}

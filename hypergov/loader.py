@@ -49,6 +49,16 @@ def read_tree_dir(root: str | os.PathLike[str]) -> dict[str, bytes]:
     return files
 
 
+def write_tree_dir(files: Mapping[str, bytes], root: str | os.PathLike[str]) -> FsPath:
+    """The inverse of `read_tree_dir`: write a tree (e.g. a synthetic org) under `root`."""
+    base = FsPath(root)
+    for rel, data in files.items():
+        target = base / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return base
+
+
 def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tuple[GovernanceTree, list[Problem]]:
     """Parse and schema-check every object file of the tree."""
     tree = GovernanceTree()

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from hypergov.loader import read_tree_dir
+from hypergov.loader import read_tree_dir, write_tree_dir
 
 HERE = Path(__file__).resolve().parent
 CASES_DIR = HERE / "cases"
@@ -159,8 +159,4 @@ def build_files(case: Case, example: Mapping[str, bytes]) -> dict[str, bytes]:
 
 def write_tree(files: Mapping[str, bytes], root: Path) -> Path:
     """Materialize a tree on disk (for the CLI tests)."""
-    for rel, data in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return root
+    return write_tree_dir(files, root)
