@@ -8,7 +8,7 @@ dynamic client, so the decision (what to create, update, prune) stays pure and t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -89,6 +89,29 @@ def plan_objects(objects: Iterable[KubeObject], *, cluster: str, stack: str,
             changes.append(ResourceChange(address=orphan.address, type=orphan.kind, name=orphan.name,
                                           action=Action.DELETE, executor="kubernetes"))
     return tuple(changes)
+
+
+def apply_objects(objects: Sequence[KubeObject], *, cluster: str, stack: str,
+                  api: KubeApi) -> tuple[list[ResourceChange], list[tuple[ResourceChange, str]]]:
+    """Server-side apply what differs, prune what the stack no longer declares; every failure is
+    reported per object so that the others still converge."""
+    applied: list[ResourceChange] = []
+    failed: list[tuple[ResourceChange, str]] = []
+    by_address = {o.address: o for o in objects}
+    managed = {o.address: o for o in api.list_managed(stack)}
+    for change in plan_objects(objects, cluster=cluster, stack=stack, api=api):
+        if change.action is Action.NOOP:
+            continue
+        try:
+            if change.action is Action.DELETE:
+                gone = managed[change.address]
+                api.delete(gone.api_version, gone.kind, gone.name, gone.namespace)
+            else:
+                api.apply(by_address[change.address])
+            applied.append(change)
+        except Exception as exc:  # reported per object
+            failed.append((change, f"{type(exc).__name__}: {exc}"))
+    return applied, failed
 
 
 @dataclass

@@ -23,8 +23,8 @@ from typing import Any
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
 from reconciler.hyperpod import HyperPodExecutor, PlannedObject, desired_objects, to_change
-from reconciler.kube import KubeApi, KubeObject, object_from_pulumi, plan_objects
-from reconciler.plan import Action, ApplyResult, Drift, Plan, ResourceChange, StackName
+from reconciler.kube import KubeApi, KubeObject, apply_objects, object_from_pulumi, plan_objects
+from reconciler.plan import ApplyResult, Drift, Plan, ResourceChange, StackName
 from reconciler.settings import Settings
 from reconciler.terraform.runner import TerraformError, TerraformRunner
 from reconciler.terraform.showplan import changes_from_show, drift_from_show
@@ -179,20 +179,10 @@ class TerraformEngine:
         applied: list[ResourceChange] = []
         for cluster, objs in sorted(objects.items()):
             api = self.kube_api_for(cluster)
-            if api is None:
-                continue
-            for change in plan_objects(objs, cluster=cluster, stack=stack, api=api):
-                try:
-                    if change.action is Action.DELETE:
-                        kind_obj = next(o for o in api.list_managed(stack) if o.address == change.address)
-                        api.delete(kind_obj.api_version, kind_obj.kind, kind_obj.name, kind_obj.namespace)
-                    elif change.action is not Action.NOOP:
-                        api.apply(next(o for o in objs if o.address == change.address))
-                    else:
-                        continue
-                    applied.append(change)
-                except Exception as exc:  # reported per object
-                    failed.append((change, f"{type(exc).__name__}: {exc}"))
+            if api is not None:
+                done, errors = apply_objects(objs, cluster=cluster, stack=stack, api=api)
+                applied += done
+                failed += errors
         return tuple(applied)
 
     # --- drift ---------------------------------------------------------------------------------

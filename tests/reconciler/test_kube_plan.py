@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.kube import KubeObject, object_from_pulumi, plan_objects
+from reconciler.kube import KubeObject, apply_objects, object_from_pulumi, plan_objects
 from reconciler.plan import Action
 
 ROLE_INPUTS = {"metadata": {"name": "hyperpod-ns-vision-namespace-role", "namespace": "hyperpod-ns-vision"},
@@ -65,3 +65,33 @@ def test_live_cluster_create_update_noop_and_prune() -> None:
     quiet = FakeCluster(api.live, [])
     again = {c.address: c for c in plan_objects([role], cluster="c", stack="project-vision", api=quiet)}
     assert again[role.address].action is Action.NOOP
+
+
+class RecordingCluster(FakeCluster):
+    def __init__(self, live: dict[str, Mapping[str, Any]], managed: list[KubeObject], fail: str = "") -> None:
+        super().__init__(live, managed)
+        self.deleted: list[str] = []
+        self.fail = fail
+
+    def apply(self, obj: KubeObject) -> None:
+        if obj.name == self.fail:
+            raise RuntimeError("admission webhook denied the request")
+        super().apply(obj)
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+        self.deleted.append(f"{kind}/{name}")
+
+
+def test_apply_creates_updates_prunes_and_reports_failures_per_object() -> None:
+    role = _role()
+    binding = object_from_pulumi("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+                                 {"metadata": {"name": "b", "namespace": "hyperpod-ns-vision"}}, stack="project-vision")
+    broken = object_from_pulumi("kubernetes:core/v1:LimitRange", {"metadata": {"name": "bad", "namespace": "n"}},
+                                stack="project-vision")
+    orphan = KubeObject("v1", "ResourceQuota", "old", "hyperpod-ns-vision", {})
+    api = RecordingCluster({}, [orphan], fail="bad")
+    applied, failed = apply_objects([role, binding, broken], cluster="c", stack="project-vision", api=api)
+    assert {c.address for c in applied} == {role.address, binding.address, orphan.address}
+    assert [(c.address, "denied" in err) for c, err in failed] == [(broken.address, True)]
+    assert api.deleted == ["ResourceQuota/old"]
+    assert api.live[role.address] == role.body
