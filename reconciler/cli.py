@@ -11,10 +11,11 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError
 from reconciler.plan import Plan, StackName
 from reconciler.pulumi_engine import EngineUnavailableError
@@ -22,6 +23,9 @@ from reconciler.render import render_markdown, render_text, summary_line
 from reconciler.settings import Settings, SettingsError, load_settings
 from reconciler.terraform.runner import TerraformError
 from reconciler.terraform.workspace import MirrorNotFoundError
+
+if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
+    from reconciler.terraform.engine import TerraformEngine
 
 EXIT_CHANGES = 2
 F = TypeVar("F", bound=Callable[..., Any])
@@ -35,15 +39,17 @@ def _settings(settings_file: Path | None, config_dir: Path | None) -> Settings:
         raise click.UsageError(str(exc)) from exc
 
 
-def _stacks(tree: object, names: Sequence[str]) -> list[StackName]:
-    from stacks.spec import find_stack, plan_stacks
+def _stacks(tree: GovernanceTree, names: Sequence[str]) -> list[StackName]:
+    from stacks.spec import UnknownStackError, find_stack, plan_stacks
 
-    if names:
-        return [StackName(find_stack(tree, n).name) for n in names]  # type: ignore[arg-type]
-    return [StackName(s.name) for s in plan_stacks(tree)]  # type: ignore[arg-type]
+    try:
+        return [find_stack(tree, n).name for n in names] if names else [s.name for s in plan_stacks(tree)]
+    except UnknownStackError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
-def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False) -> tuple[list[Plan], object]:
+def plan_all(settings: Settings, stack_names: Sequence[str], *,
+             quiet: bool = False) -> tuple[list[Plan], TerraformEngine]:
     """Validate, then plan the stacks (all, in dependency order, by default)."""
     from hypergov.validate import InvalidTreeError, load_valid_tree
     from reconciler.factory import terraform_engine
@@ -178,7 +184,7 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         sys.exit(1)
     failed = False
     for plan in pending:
-        result = engine.apply(plan.stack, plan)  # type: ignore[attr-defined]
+        result = engine.apply(plan.stack, plan)
         if result.ok:
             click.echo(f"applied {plan.stack}: {len(result.applied)} change(s)")
         else:
