@@ -58,8 +58,8 @@ def plan_all(settings: Settings, stack_names: Sequence[str], *,
         tree = load_valid_tree(settings.config_dir)
     except InvalidTreeError as exc:
         raise click.ClickException(f"{exc} {settings.config_dir}") from exc
-    engine = terraform_engine(settings, tree)
     names = _stacks(tree, stack_names)
+    engine = terraform_engine(settings, tree)
 
     def progress(stack: StackName, outcome: Plan | Exception) -> None:
         if not quiet:

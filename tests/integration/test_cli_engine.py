@@ -42,3 +42,10 @@ def test_invalid_tree_is_refused_without_traceback(tmp_path: Path) -> None:
                                 env={"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml")})
     assert result.exit_code == 1
     assert "SYN001" in result.output and "Traceback" not in result.output
+
+
+def test_unknown_stack_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["plan", "--config", str(CONFIG), "--stack", "project-nope"],
+                                env={"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml")})
+    assert result.exit_code == 2
+    assert "no stack 'project-nope'" in result.output and "project-vision" in result.output
