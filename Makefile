@@ -18,6 +18,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 	$(BIN)/ruff check hypergov components stacks reconciler tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/mypy hypergov components stacks reconciler
 
 demo: $(STAMP)
 	$(BIN)/python -m hypergov.demo
@@ -26,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check hypergov components stacks reconciler tests benchmarks
 
 typecheck: $(STAMP)
-	$(BIN)/mypy hypergov
+	$(BIN)/mypy hypergov components stacks reconciler
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

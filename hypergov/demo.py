@@ -42,6 +42,11 @@ class DemoError(Exception):
     pass
 
 
+def commit_summary(commit: git.Commit) -> str:
+    summary = commit.summary
+    return summary.decode() if isinstance(summary, bytes) else summary
+
+
 @contextmanager
 def step(number: int, total: int, title: str) -> Iterator[None]:
     click.secho(f"\n[{number}/{total}] {title}", bold=True)
@@ -125,7 +130,7 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
     with step(5, total, "apply exactly those plans, in dependency order, and record an audit commit"):
         entries = _apply_all(engine, plans)
         sha = commit_audit(Path(repo.working_dir), entries)
-        click.echo(f"      audit commit {sha[:12] if sha else '(none)'}: {repo.head.commit.summary}")
+        click.echo(f"      audit commit {sha[:12] if sha else '(none)'}: {commit_summary(repo.head.commit)}")
     with step(6, total, "plan again: must be empty"):
         again = _plan_all(engine, stacks)
         if not all(p.is_empty for p in again):
@@ -156,7 +161,7 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
                 fg="green", bold=True)
     click.echo(f"git log of the governance repository ({repo.working_dir}):")
     for commit in repo.iter_commits("main", max_count=5):
-        click.echo(f"  {commit.hexsha[:12]} {commit.summary}")
+        click.echo(f"  {commit.hexsha[:12]} {commit_summary(commit)}")
 
 
 def main() -> None:

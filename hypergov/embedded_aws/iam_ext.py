@@ -13,6 +13,7 @@ class ExtendedIamResponse(IamResponse):
         role = self.backend.get_role(self._get_param("RoleName"))
         description = self._get_param("Description")
         duration = self._get_int_param("MaxSessionDuration")
+        # moto annotates the duration as str but stores and returns it as given; AWS returns an int.
         self.backend.update_role(role.name, role.description if description is None else description,
-                                 role.max_session_duration if duration is None else duration)
+                                 role.max_session_duration if duration is None else duration)  # type: ignore[arg-type]
         return EmptyResult()
