@@ -62,7 +62,8 @@ def main() -> None:
             outcomes = engine.plan_many(stacks)
             full_s = time.perf_counter() - start
             errors = [o for o in outcomes.values() if not isinstance(o, Plan)]
-            assert not errors, errors[:3]
+            if errors:
+                raise SystemExit(f"{len(errors)} stack(s) failed to plan: {errors[:3]}")
 
             head = validate_files(_one_project_changed(files))
             start = time.perf_counter()

@@ -3,10 +3,14 @@ classified as temporary (retry later: a held state lock, throttling) or permanen
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
+import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +18,25 @@ from typing import Any
 _TEMPORARY = re.compile(r"Error acquiring the state lock|Throttling|RequestLimitExceeded|Rate exceeded|"
                         r"TooManyRequests|connection refused|i/o timeout", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+_INIT_LOCK = threading.Lock()
+
+
+@contextmanager
+def _cache_lock(cache_dir: str | None) -> Iterator[None]:
+    """Exclusive across threads (a lock) and processes (flock on a file in the cache)."""
+    with _INIT_LOCK:
+        if not cache_dir:
+            yield
+            return
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        with open(Path(cache_dir) / ".hypergov-init.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class TerraformError(Exception):
@@ -60,7 +83,14 @@ class TerraformRunner:
     def init(self, cwd: Path) -> None:
         if (cwd / ".terraform.lock.hcl").exists() and (cwd / ".terraform").is_dir():
             return
-        self.run(["init", "-input=false", "-no-color", "-reconfigure"], cwd=cwd)
+        # Terraform's plugin cache is not safe for concurrent `init`s (its documentation says so;
+        # seen here as a half-linked provider directory), so inits sharing a cache take turns.
+        with _cache_lock(self.env.get("TF_PLUGIN_CACHE_DIR")):
+            try:
+                self.run(["init", "-input=false", "-no-color", "-reconfigure"], cwd=cwd)
+            except TerraformError:
+                shutil.rmtree(cwd / ".terraform", ignore_errors=True)  # let the next run start clean
+                raise
 
     def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False) -> bool:
         """Write a saved plan; True when it has changes (`-detailed-exitcode` 2)."""
