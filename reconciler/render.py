@@ -57,7 +57,8 @@ def _md_escape(text: str) -> str:
 
 
 def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", extra_sections: Sequence[str] = ()) -> str:
-    changed = [p for p in plans if not p.is_empty or any(c.note for c in p.changes)]
+    changed = [p for p in plans if not p.is_empty]
+    shown = [p for p in plans if not p.is_empty or any(c.note for c in p.changes)]
     lines = [f"## {title}", ""]
     totals = {"create": 0, "update": 0, "replace": 0, "delete": 0}
     for p in plans:
@@ -66,14 +67,17 @@ def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", extr
     lines.append(f"**{len(changed)}** of {len(plans)} stacks change: "
                  f"{totals['create']} to create, {totals['update']} to update, "
                  f"{totals['replace']} to replace, {totals['delete']} to delete.")
+    not_applied = sum(1 for p in plans for c in p.changes if c.note)
+    if not_applied:
+        lines[-1] += f" {not_applied} object(s) are planned but will not be applied (see the notes)."
     lines.append("")
-    if changed:
+    if shown:
         lines += ["| stack | create | update | replace | delete |", "|---|---:|---:|---:|---:|"]
-        for p in changed:
+        for p in shown:
             c = p.counts()
             lines.append(f"| `{p.stack}` | {c['create']} | {c['update']} | {c['replace']} | {c['delete']} |")
         lines.append("")
-    for p in changed:
+    for p in shown:
         lines += [f"<details><summary><code>{p.stack}</code>: {summary_line(p).split(': ', 1)[1]}</summary>", "",
                   "| | resource | type | change |", "|---|---|---|---|"]
         for change in p.changes:

@@ -35,6 +35,7 @@ def test_markdown_has_table_and_details_per_changed_stack() -> None:
     md = render_markdown([_plan(), Plan(stack=StackName("org"), engine="terraform", changes=())],
                          extra_sections=["### capacity impact", "none"])
     assert "**1** of 2 stacks change: 1 to create, 1 to update, 0 to replace, 0 to delete." in md
+    assert "1 object(s) are planned but will not be applied" in md
     assert "| `project-vision` | 1 | 1 | 0 | 0 |" in md
     assert "`max_session_duration`: 3600 → 7200" in md
     assert "<code>org</code>" not in md
