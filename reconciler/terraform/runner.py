@@ -21,6 +21,14 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 _INIT_LOCK = threading.Lock()
+_MISSING_PLUGIN = re.compile(r"Required plugins are not installed|no package for .* cached in|"
+                             r"could not read package directory")
+
+
+def _initialized(cwd: Path) -> bool:
+    """Initialized and its provider package really there (a link into the cache can dangle)."""
+    providers = cwd / ".terraform" / "providers"
+    return (cwd / ".terraform.lock.hcl").exists() and any(providers.glob("*/*/*/*/*/terraform-provider-*"))
 
 
 @contextmanager
@@ -80,9 +88,11 @@ class TerraformRunner:
             raise TerraformError(args[0], stderr, temporary=bool(_TEMPORARY.search(stderr)))
         return proc
 
-    def init(self, cwd: Path) -> None:
-        if (cwd / ".terraform.lock.hcl").exists() and (cwd / ".terraform").is_dir():
+    def init(self, cwd: Path, *, force: bool = False) -> None:
+        if not force and _initialized(cwd):
             return
+        if force:
+            shutil.rmtree(cwd / ".terraform", ignore_errors=True)
         # Terraform's plugin cache is not safe for concurrent `init`s (its documentation says so;
         # seen here as a half-linked provider directory), so inits sharing a cache take turns.
         with _cache_lock(self.env.get("TF_PLUGIN_CACHE_DIR")):
@@ -99,6 +109,14 @@ class TerraformRunner:
             args.append("-refresh-only")
         if destroy:
             args.append("-destroy")
+        try:
+            return self.run(args, cwd=cwd, ok_codes=(0, 2)).returncode == 2
+        except TerraformError as exc:
+            if not _MISSING_PLUGIN.search(exc.stderr):
+                raise
+        # The stack's provider link went missing (seen once in 205 stacks planned in parallel on a
+        # shared plugin cache): install it again and retry once.
+        self.init(cwd, force=True)
         return self.run(args, cwd=cwd, ok_codes=(0, 2)).returncode == 2
 
     def show_json(self, cwd: Path, planfile: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,3 +39,17 @@ def test_parallel_inits_share_the_plugin_cache(tmp_path: Path) -> None:
 def test_a_configured_mirror_without_the_provider_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MirrorNotFoundError, match="plugin_mirror"):
         find_mirror(PROVIDER, configured=tmp_path)
+
+
+def test_a_stack_whose_provider_link_vanished_heals_on_plan(tmp_path: Path) -> None:
+    workspace = prepare_workspace(tmp_path, find_mirror(PROVIDER))
+    runner = TerraformRunner(binary="terraform", env=workspace.env(dict(os.environ)))
+    d = workspace.stack_dir("s")
+    (d / "main.tf.json").write_text(json.dumps({
+        "terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": PROVIDER}}},
+        "provider": {"aws": [{"region": "us-west-2", "skip_credentials_validation": True,
+                              "skip_requesting_account_id": True, "skip_metadata_api_check": True,
+                              "access_key": "x", "secret_key": "y"}]}}))
+    runner.init(d)
+    shutil.rmtree(d / ".terraform" / "providers")
+    assert runner.plan(d, out="p.tfplan") is False  # no resources: nothing to change, and no error
