@@ -77,9 +77,10 @@ def main() -> None:
         finally:
             endpoint.stop()
     per_stack = full_s * args.parallelism / len(stacks)
+    planned = max(1, len(affected.to_plan))
     rows = [["all stacks (baseline)", len(stacks), full_s, per_stack],
             ["affected stacks, one project changed", len(affected.to_plan), inc_s,
-             inc_s * args.parallelism / max(1, len(affected.to_plan))]]
+             inc_s * min(args.parallelism, planned) / planned]]  # one stack keeps one worker busy
     print_table(f"plan with terraform against the embedded endpoint ({args.projects} projects, "
                 f"{args.clusters} clusters, {args.parallelism} at a time)",
                 ["what", "stacks", "wall s", "s per stack per worker"], rows)

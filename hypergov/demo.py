@@ -26,7 +26,7 @@ from hypergov.gitsource import read_tree_at
 from hypergov.validate import validate_files
 from reconciler.audit import AuditEntry, commit_audit
 from reconciler.factory import terraform_engine
-from reconciler.plan import Plan, StackName
+from reconciler.plan import ApplyResult, Plan, StackName
 from reconciler.render import render_markdown, render_text, summary_line
 from reconciler.settings import load_settings
 from reconciler.terraform.engine import TerraformEngine
@@ -76,16 +76,14 @@ def _plan_all(engine: TerraformEngine, stacks: list[StackName]) -> list[Plan]:
 
 
 def _apply_all(engine: TerraformEngine, plans: list[Plan]) -> list[AuditEntry]:
-    entries = []
-    for plan in plans:  # dependency order: org, clusters, projects
-        result = engine.apply(plan.stack, plan)
-        entries.append(AuditEntry(plan, result))
+    def finished(result: ApplyResult) -> None:
         state = "applied" if result.ok else f"FAILED: {result.refusal or result.error}"
-        click.echo(f"      {plan.stack}: {state} ({len(result.applied)} change(s), "
+        click.echo(f"      {result.stack}: {state} ({len(result.applied)} change(s), "
                    f"{len(result.skipped)} not applied: no kubeconfig)")
-        if not result.ok:
-            raise DemoError(f"apply of {plan.stack} failed")
-    return entries
+
+    # dependency order: org, then clusters side by side, then projects side by side
+    results = engine.apply_many(plans, on_done=finished)
+    return [AuditEntry(plan, result) for plan, result in zip(plans, results, strict=True)]
 
 
 def run_demo() -> None:
@@ -129,8 +127,11 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         click.echo(f"      merge-request plan (Markdown): {markdown}")
     with step(5, total, "apply exactly those plans, in dependency order, and record an audit commit"):
         entries = _apply_all(engine, plans)
-        sha = commit_audit(Path(repo.working_dir), entries)
+        sha = commit_audit(Path(repo.working_dir), entries)  # failures too: no apply goes unrecorded
         click.echo(f"      audit commit {sha[:12] if sha else '(none)'}: {commit_summary(repo.head.commit)}")
+        failed = [e.plan.stack for e in entries if not e.result.ok]
+        if failed:
+            raise DemoError(f"apply of {', '.join(failed)} failed")
     with step(6, total, "plan again: must be empty"):
         again = _plan_all(engine, stacks)
         if not all(p.is_empty for p in again):

@@ -44,10 +44,42 @@ def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
     }
 
 
+class AuditRepoError(Exception):
+    """No Git repository to record audit commits in; the message says how to name one."""
+
+
+def find_audit_repo(config_dir: Path, configured: Path | None = None) -> Path:
+    """The governance repository: `configured`, else the Git repository holding `config_dir`."""
+    where = configured or config_dir
+    try:
+        repo = git.Repo(where, search_parent_directories=configured is None)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise AuditRepoError(
+            f"{where} is not in a Git repository, so this apply could not be audited; set audit_repo in "
+            "hypergov.yaml (or HYPERGOV_AUDIT_REPO) to the governance repository, or pass --no-audit "
+            "for a local experiment") from exc
+    return Path(repo.working_dir)
+
+
+def source_commit(repo_path: Path, config_dir: Path) -> str | None:
+    """HEAD of the governance repository, with `-dirty` when the tree under `config_dir` has
+    uncommitted changes (the applied tree is then not exactly that commit)."""
+    repo = git.Repo(repo_path)
+    if not repo.head.is_valid():
+        return None
+    sha = str(repo.head.commit.hexsha)
+    try:
+        rel = str(config_dir.resolve().relative_to(Path(repo.working_dir).resolve()))
+    except ValueError:
+        return sha  # the tree lives elsewhere; the commit still dates the records
+    return f"{sha}-dirty" if repo.is_dirty(path=rel, untracked_files=True) else sha
+
+
 def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: datetime | None = None,
                  author: str = "hypergov <hypergov@localhost>") -> str | None:
-    """Write one record per stack that changed or failed and commit them; returns the commit sha
-    (None when nothing happened, so steady state leaves no noise in the history)."""
+    """Write one record per stack that changed or failed and commit them, and only them (what a
+    person has staged in the same repository stays staged and out of the audit commit); returns
+    the commit sha (None when nothing happened, so steady state leaves no noise in the history)."""
     when = when or datetime.now(UTC)
     worth = [e for e in entries if e.result.applied or e.result.failed or not e.result.ok]
     if not worth:
@@ -61,7 +93,6 @@ def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: dateti
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(audit_record(entry, when=when), indent=2, sort_keys=True) + "\n")
         paths.append(str(rel))
-    repo.index.add(paths)
     failed = [e.plan.stack for e in worth if not e.result.ok]
     source = next((e.plan.source_commit for e in worth if e.plan.source_commit), None)
     subject = f"hypergov apply{f' {source[:12]}' if source else ''}: {len(worth)} stack(s) changed"
@@ -69,6 +100,11 @@ def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: dateti
     if failed:
         subject += f", {len(failed)} failed"
     name, email = author.rsplit(" <", 1)
-    actor = git.Actor(name, email.rstrip(">"))
-    commit = repo.index.commit(f"{subject}\n\n{body}\n", author=actor, committer=actor)
-    return str(commit.hexsha)
+    identity = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
+                for part, value in (("NAME", name), ("EMAIL", email.rstrip(">")))}
+    repo.git.add("--", *paths)
+    # --only: just these paths, whatever else is staged; --no-verify: a repository's commit hooks
+    # (linters, message checks) must not be able to keep an apply that happened out of the record.
+    with repo.git.custom_environment(**identity):
+        repo.git.commit("--only", "--no-verify", "-m", f"{subject}\n\n{body}\n", "--", *paths)
+    return str(repo.head.commit.hexsha)

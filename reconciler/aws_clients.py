@@ -6,6 +6,7 @@ Only the edge of hypergov builds clients; everything else receives them.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,9 @@ class AwsClients:
     _base: Any = None
     _caller_account: str | None = None
     _assumed: dict[str, Any] = field(default_factory=dict)
+    # boto3 sessions are not thread-safe and stacks are planned and applied from worker threads:
+    # sessions and clients are made under this lock (re-entrant; the clients are thread-safe).
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def _config(self) -> Config:
         return Config(retries={"max_attempts": max(1, self.settings.max_retries), "mode": "standard"})
@@ -34,16 +38,18 @@ class AwsClients:
     def client(self, service: str, *, region: str, account: str | None = None) -> Any:
         """A client for `service` acting in `account` (assuming the access role when it is not
         the caller's own account)."""
-        session = self._session_for(account, region)
-        return session.client(service, region_name=region, endpoint_url=self.settings.endpoint_for(service),
-                              config=self._config())
+        with self._lock:
+            session = self._session_for(account, region)
+            return session.client(service, region_name=region, endpoint_url=self.settings.endpoint_for(service),
+                                  config=self._config())
 
     def caller_account(self, region: str) -> str:
-        if self._caller_account is None:
-            sts = self._base_session().client("sts", region_name=region, endpoint_url=self.settings.endpoint_for("sts"),
-                                              config=self._config())
-            self._caller_account = str(sts.get_caller_identity()["Account"])
-        return self._caller_account
+        with self._lock:
+            if self._caller_account is None:
+                sts = self._base_session().client("sts", region_name=region, config=self._config(),
+                                                  endpoint_url=self.settings.endpoint_for("sts"))
+                self._caller_account = str(sts.get_caller_identity()["Account"])
+            return self._caller_account
 
     def _session_for(self, account: str | None, region: str) -> Any:
         if account is None or account == self.caller_account(region):

@@ -17,7 +17,7 @@ import click
 
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError
-from reconciler.plan import Plan, StackName
+from reconciler.plan import ApplyResult, Plan, StackName
 from reconciler.pulumi_engine import EngineUnavailableError
 from reconciler.render import render_markdown, render_text, summary_line
 from reconciler.settings import Settings, SettingsError, load_settings
@@ -48,8 +48,8 @@ def _stacks(tree: GovernanceTree, names: Sequence[str]) -> list[StackName]:
         raise click.UsageError(str(exc)) from exc
 
 
-def plan_all(settings: Settings, stack_names: Sequence[str], *,
-             quiet: bool = False) -> tuple[list[Plan], TerraformEngine]:
+def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
+             source_commit: str | None = None) -> tuple[list[Plan], TerraformEngine]:
     """Validate, then plan the stacks (all, in dependency order, by default)."""
     from hypergov.validate import InvalidTreeError, load_valid_tree
     from reconciler.factory import terraform_engine
@@ -59,7 +59,7 @@ def plan_all(settings: Settings, stack_names: Sequence[str], *,
     except InvalidTreeError as exc:
         raise click.ClickException(f"{exc} {settings.config_dir}") from exc
     names = _stacks(tree, stack_names)
-    engine = terraform_engine(settings, tree)
+    engine = terraform_engine(settings, tree, source_commit=source_commit)
 
     def progress(stack: StackName, outcome: Plan | Exception) -> None:
         if not quiet:
@@ -170,11 +170,30 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
 @click.command("apply")
 @_common
 @click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
+@click.option("--no-audit", is_flag=True, help="Do not commit audit records (a local experiment, never CI).")
 @_guard
-def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool) -> None:
-    """Plan, show the plan, and apply exactly that plan, stack by stack in dependency order."""
+def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool,
+              no_audit: bool) -> None:
+    """Plan, show the plan, and apply exactly that plan, in dependency order: the org stack, then
+    the cluster stacks side by side, then the project stacks (terraform.parallelism at a time); a
+    stack whose dependency failed is not applied.
+
+    Every stack that changed or failed gets an audit record (stack, source commit, plan hash,
+    what was applied or failed; never attribute values) committed to the governance repository:
+    the Git repository holding the config tree, or `audit_repo` in the settings. Apply refuses to
+    start when there is no such repository, unless --no-audit.
+    """
+    from reconciler.audit import AuditEntry, AuditRepoError, commit_audit, find_audit_repo, source_commit
+
     settings = _settings(settings_file, config_dir)
-    plans, engine = plan_all(settings, stack_names)
+    audit_repo = None
+    if not no_audit:
+        try:
+            audit_repo = find_audit_repo(settings.config_dir, settings.audit_repo)
+        except AuditRepoError as exc:
+            raise click.UsageError(str(exc)) from exc
+    commit = source_commit(audit_repo, settings.config_dir) if audit_repo else None
+    plans, engine = plan_all(settings, stack_names, source_commit=commit)
     click.echo(render_text(plans), nl=False)
     pending = [p for p in plans if not p.is_empty]
     if not pending:
@@ -182,17 +201,29 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         return
     if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
         sys.exit(1)
-    failed = False
-    for plan in pending:
-        result = engine.apply(plan.stack, plan)
+    by_stack = {p.stack: p for p in pending}
+    entries: dict[str, AuditEntry] = {}
+
+    def started(stack: StackName) -> None:  # until it finishes, an interruption leaves it unknown
+        entries[stack] = AuditEntry(by_stack[stack], ApplyResult(stack=stack, error=(
+            "apply interrupted while this stack was being applied; plan again to see what is left")))
+
+    def finished(result: ApplyResult) -> None:
+        entries[result.stack] = AuditEntry(by_stack[result.stack], result)
         if result.ok:
-            click.echo(f"applied {plan.stack}: {len(result.applied)} change(s)")
+            click.echo(f"applied {result.stack}: {len(result.applied)} change(s)")
         else:
-            failed = True
             reason = result.refusal or result.error or "; ".join(f"{c.address}: {e}" for c, e in result.failed)
-            click.echo(f"FAILED {plan.stack}: {reason}", err=True)
-            break  # later stacks depend on this one
-    sys.exit(1 if failed else 0)
+            click.echo(f"FAILED {result.stack}: {reason}", err=True)
+
+    try:
+        engine.apply_many(pending, on_start=started, on_done=finished)
+    finally:  # also when interrupted: what did happen is recorded
+        if audit_repo is not None:
+            sha = commit_audit(audit_repo, [entries[p.stack] for p in pending if p.stack in entries])
+            if sha:
+                click.echo(f"audit commit {sha[:12]} in {audit_repo}")
+    sys.exit(0 if all(e.result.ok for e in entries.values()) else 1)
 
 
 @click.command("drift")

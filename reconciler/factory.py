@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,12 +20,14 @@ from reconciler.terraform.workspace import find_mirror, prepare_workspace
 
 def kube_api_factory(settings: Settings) -> Callable[[str], KubeApi | None]:
     cache: dict[str, KubeApi | None] = {}
+    lock = threading.Lock()  # stacks plan and apply from worker threads; one client per cluster
 
     def for_cluster(cluster: str) -> KubeApi | None:
-        if cluster not in cache:
-            path = settings.kubeconfigs.get(cluster)
-            cache[cluster] = DynamicKubeApi.from_kubeconfig(path) if path else None
-        return cache[cluster]
+        with lock:
+            if cluster not in cache:
+                path = settings.kubeconfigs.get(cluster)
+                cache[cluster] = DynamicKubeApi.from_kubeconfig(path) if path else None
+            return cache[cluster]
 
     return for_cluster
 

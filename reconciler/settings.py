@@ -55,6 +55,8 @@ class Settings(_Strict):
     aws: AwsSettings = AwsSettings()
     terraform: TerraformSettings = TerraformSettings()
     kubeconfigs: dict[str, Path] = Field(default_factory=dict, description="cluster name -> kubeconfig file")
+    audit_repo: Path | None = Field(default=None, description=(
+        "Git repository that receives apply audit commits; default: the one holding config_dir"))
 
     def resolved_engine(self) -> Literal["pulumi", "terraform"]:
         """`auto` is pulumi when its CLI is installed, else terraform."""
@@ -73,6 +75,7 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_CONFIG_DIR": ("config_dir",),
     "HYPERGOV_STATE_DIR": ("state_dir",),
     "HYPERGOV_PULUMI_BACKEND": ("pulumi_backend",),
+    "HYPERGOV_AUDIT_REPO": ("audit_repo",),
     "HYPERGOV_AWS_ENDPOINT_URL": ("aws", "endpoint_url"),
     "HYPERGOV_AWS_PROFILE": ("aws", "profile"),
     "HYPERGOV_AWS_MAX_RETRIES": ("aws", "max_retries"),

@@ -25,12 +25,14 @@ from hypergov.model.tree import GovernanceTree
 from reconciler.hyperpod import HyperPodExecutor, PlannedObject, desired_objects, to_change
 from reconciler.kube import KubeApi, KubeObject, apply_objects, object_from_pulumi, plan_objects
 from reconciler.plan import ApplyResult, Drift, Plan, ResourceChange, StackName
+from reconciler.schedule import Blocked, run_in_dependency_order
 from reconciler.settings import Settings
 from reconciler.terraform.runner import TerraformError, TerraformRunner
 from reconciler.terraform.showplan import changes_from_show, drift_from_show
 from reconciler.terraform.translate import translate
 from reconciler.terraform.workspace import Workspace
 from stacks.graph import ResourceGraph, capture_graph
+from stacks.spec import plan_stacks
 
 PLAN_FILE = "hypergov.tfplan"
 CONFIG_FILE = "main.tf.json"
@@ -173,6 +175,29 @@ class TerraformEngine:
                         and c.address not in {f.address for f, _ in failed}) + applied_kube
         skipped = tuple(c for c in plan.changes if c.note)
         return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped)
+
+    def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,
+                   on_done: Callable[[ApplyResult], None] | None = None) -> list[ApplyResult]:
+        """Apply each plan once the stacks it depends on are applied; independent stacks (the
+        clusters, then the projects) side by side, bounded by the settings. A stack whose
+        dependency failed is not applied and says why. Results in the order of `plans`."""
+        by_stack: dict[str, Plan] = {p.stack: p for p in plans}
+        depends_on: dict[str, Sequence[str]] = {s.name: s.depends_on for s in plan_stacks(self.tree)}
+
+        def result_of(stack: str, outcome: ApplyResult | Blocked) -> ApplyResult:
+            if isinstance(outcome, Blocked):
+                return ApplyResult(stack=StackName(stack), refusal=f"not applied: {outcome.dependency} failed")
+            return outcome
+
+        def done(stack: str, outcome: ApplyResult | Blocked) -> None:
+            if on_done:
+                on_done(result_of(stack, outcome))
+
+        outcomes = run_in_dependency_order(
+            list(by_stack), depends_on, lambda s: self.apply(StackName(s), by_stack[s]), succeeded=lambda r: r.ok,
+            parallelism=self.settings.terraform.parallelism, on_done=done,
+            on_start=(lambda s: on_start(StackName(s))) if on_start else None)
+        return [result_of(s, o) for s, o in outcomes.items()]
 
     def _apply_kube(self, stack: StackName, objects: dict[str, list[KubeObject]],
                     failed: list[tuple[ResourceChange, str]]) -> tuple[ResourceChange, ...]:

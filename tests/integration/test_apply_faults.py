@@ -66,3 +66,29 @@ def test_apply_refuses_a_plan_whose_file_changed(engine_for: EngineFactory) -> N
     (engine.workspace.stack_dir(SPEECH) / "hypergov.tfplan").write_bytes(b"tampered")
     result = engine.apply(SPEECH, plan)
     assert result.refusal is not None and "changed since it was reviewed" in result.refusal
+
+
+def test_a_stack_whose_dependency_failed_is_not_applied(engine_for: EngineFactory,
+                                                         endpoint: EmbeddedAwsProcess) -> None:
+    base = engine_for(example_files())
+    assert all(r.ok for r in base.apply_many([base.plan(GPU_WEST), base.plan(SPEECH)]))
+    files = example_files()
+    files["projects/speech.yaml"] = (files["projects/speech.yaml"]
+                                     .replace(b"ml.g5.12xlarge: 8", b"ml.g5.12xlarge: 6")
+                                     .replace(b"monthly_usd: 120000", b"monthly_usd: 3"))
+    engine = engine_for(files)
+    cluster, project = engine.plan(GPU_WEST), engine.plan(SPEECH)
+    assert not cluster.is_empty and not project.is_empty
+    endpoint.inject_fault("sagemaker", "UpdateComputeQuota", kind="5xx", times=None, status=500)
+    try:
+        failed, blocked = engine.apply_many([cluster, project])
+    finally:
+        endpoint.clear_faults()
+    assert not failed.ok and failed.failed
+    assert blocked.refusal == "not applied: cluster-gpu-west failed" and not blocked.applied
+    budget = endpoint.client("budgets", account=PROD, region="us-east-1").describe_budget(
+        AccountId=PROD, BudgetName="acme-speech-monthly")["Budget"]
+    assert float(budget["BudgetLimit"]["Amount"]) != 3.0  # the project stack was left alone
+    again = engine_for(files)
+    assert all(r.ok for r in again.apply_many([again.plan(GPU_WEST), again.plan(SPEECH)]))
+    assert again.plan(GPU_WEST).is_empty and again.plan(SPEECH).is_empty

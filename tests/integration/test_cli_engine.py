@@ -1,10 +1,14 @@
 """`hypergov apply`, `plan` and `drift` from the command line against the embedded endpoint,
-with the exit codes CI branches on (0 nothing to do, 2 changes or drift, 1 error)."""
+with the exit codes CI branches on (0 nothing to do, 2 changes or drift, 1 error), and the audit
+commit every apply leaves in the governance repository."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import git
 import pytest
 from click.testing import CliRunner
 
@@ -16,23 +20,54 @@ pytestmark = pytest.mark.integration
 STACKS = ["--stack", "org", "--stack", "cluster-gpu-west", "--stack", "project-speech"]
 
 
+def _governance_repo(root: Path) -> git.Repo:
+    shutil.copytree(CONFIG, root / "config")
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
+    actor = git.Actor("admin", "admin@example.com")
+    repo.index.commit("governance tree", author=actor, committer=actor)
+    return repo
+
+
 def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    repo = _governance_repo(tmp_path / "gov")
+    tree_commit = repo.head.commit.hexsha
+    config = tmp_path / "gov" / "config"
     env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
            "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
     runner = CliRunner()
-    applied = runner.invoke(main, ["apply", "--yes", "--config", str(CONFIG), *STACKS], env=env)
+    applied = runner.invoke(main, ["apply", "--yes", "--config", str(config), *STACKS], env=env)
     assert applied.exit_code == 0, applied.output
     assert "applied project-speech" in applied.output
-    replan = runner.invoke(main, ["plan", "--config", str(CONFIG), "--stack", "project-speech"], env=env)
+    audit = repo.head.commit
+    assert audit.parents[0].hexsha == tree_commit and f"audit commit {audit.hexsha[:12]}" in applied.output
+    records = {Path(f).name.split("Z-", 1)[1]: f for f in audit.stats.files}
+    assert set(records) == {"org.json", "cluster-gpu-west.json", "project-speech.json"}
+    speech = json.loads((tmp_path / "gov" / records["project-speech.json"]).read_text())
+    assert speech["source_commit"] == tree_commit and speech["outcome"] == "applied"
+    assert any(a.startswith("create aws_iam_role.role-viewer") for a in speech["applied"]), speech["applied"]
+    replan = runner.invoke(main, ["plan", "--config", str(config), "--stack", "project-speech"], env=env)
     assert replan.exit_code == 0, replan.output
     assert "project-speech: no changes" in replan.output
-    in_sync = runner.invoke(main, ["drift", "--config", str(CONFIG), "--stack", "project-speech"], env=env)
+    again = runner.invoke(main, ["apply", "--yes", "--config", str(config), "--stack", "project-speech"], env=env)
+    assert again.exit_code == 0 and "nothing to apply" in again.output
+    assert repo.head.commit == audit  # steady state leaves no audit noise
+    in_sync = runner.invoke(main, ["drift", "--config", str(config), "--stack", "project-speech"], env=env)
     assert in_sync.exit_code == 0 and "in sync" in in_sync.output
     endpoint.client("iam", account=PROD, region=REGION).update_role(RoleName="acme-speech-viewer",
                                                                     MaxSessionDuration=7200)
-    drifted = runner.invoke(main, ["drift", "--config", str(CONFIG), "--stack", "project-speech"], env=env)
+    drifted = runner.invoke(main, ["drift", "--config", str(config), "--stack", "project-speech"], env=env)
     assert drifted.exit_code == 2, drifted.output
     assert "max_session_duration 3600 -> 7200" in drifted.output
+
+
+def test_apply_refuses_to_start_without_a_repository_to_audit_in(tmp_path: Path) -> None:
+    shutil.copytree(CONFIG, tmp_path / "config")
+    env = {"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_STATE_DIR": str(tmp_path / "state")}
+    result = CliRunner().invoke(main, ["apply", "--yes", "--config", str(tmp_path / "config")], env=env)
+    assert result.exit_code == 2, result.output
+    assert "not in a Git repository" in result.output and "--no-audit" in result.output
+    assert not (tmp_path / "state").exists()  # refused before planning anything
 
 
 def test_invalid_tree_is_refused_without_traceback(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from hypergov.embedded_aws import EmbeddedAwsProcess
-from reconciler.plan import Action, StackName
+from reconciler.plan import Action, Plan, StackName
 from tests.integration.conftest import MANAGEMENT, PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration
@@ -21,11 +21,16 @@ STACKS = (ORG, GPU_WEST, VISION, RECSYS)
 
 
 def _apply_all(engine_for: EngineFactory, files: dict[str, bytes]) -> None:
+    """Planned together and applied by `apply_many`: org first, then the cluster, then both
+    projects side by side (two at a time), as `hypergov apply` does."""
     engine = engine_for(files)
-    for stack in STACKS:
-        plan = engine.plan(stack)
-        result = engine.apply(stack, plan)
-        assert result.ok, (stack, result.error, result.refusal, result.failed)
+    plans = engine.plan_many(STACKS)
+    started: list[str] = []
+    results = engine.apply_many([p for p in plans.values() if isinstance(p, Plan)], on_start=started.append)
+    assert [r.stack for r in results] == list(STACKS)
+    for result in results:
+        assert result.ok, (result.stack, result.error, result.refusal, result.failed)
+    assert started[:2] == [ORG, GPU_WEST] and set(started[2:]) == {VISION, RECSYS}
 
 
 @pytest.fixture(scope="module")
