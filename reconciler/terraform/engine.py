@@ -156,8 +156,9 @@ class TerraformEngine:
             return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
         if _artifact_hash(directory, state.hyperpod) != plan.artifact_sha256:
             return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
+        skipped = tuple(c for c in plan.changes if c.note)
         if plan.is_empty:
-            return ApplyResult(stack=stack)
+            return ApplyResult(stack=stack, skipped=skipped)
         failed: list[tuple[ResourceChange, str]] = []
         tf_changes = [c for c in plan.actionable if c.executor == "terraform"]
         if tf_changes:
@@ -173,7 +174,6 @@ class TerraformEngine:
         applied_kube = self._apply_kube(stack, state.kube, failed)
         applied = tuple(c for c in plan.actionable if c.executor in ("terraform", "hyperpod")
                         and c.address not in {f.address for f, _ in failed}) + applied_kube
-        skipped = tuple(c for c in plan.changes if c.note)
         return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped)
 
     def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,

@@ -90,6 +90,10 @@ def test_second_plan_is_empty(applied: None, engine_for: EngineFactory) -> None:
     for stack in STACKS:
         plan = engine.plan(stack)
         assert plan.is_empty, [c.address for c in plan.actionable]
+    # applying an empty plan changes nothing and still says what stays unapplied (no kubeconfig)
+    result = engine.apply(VISION, plan := engine.plan(VISION))
+    assert result.ok and not result.applied
+    assert result.skipped == tuple(c for c in plan.changes if c.note) and result.skipped
 
 
 def test_one_field_change_plans_exactly_that_change(applied: None, engine_for: EngineFactory) -> None:
