@@ -17,7 +17,7 @@ import click
 
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError
-from reconciler.plan import ApplyResult, Plan, StackName
+from reconciler.plan import ApplyResult, Drift, Plan, StackName
 from reconciler.pulumi_engine import EngineUnavailableError
 from reconciler.render import render_markdown, render_text, summary_line
 from reconciler.settings import Settings, SettingsError, load_settings
@@ -231,7 +231,8 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
 @click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON.")
 @_guard
 def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
-    """Compare live AWS state with each stack's last applied state (refresh-only).
+    """Compare live AWS state with each stack's last applied state (refresh-only plans,
+    terraform.parallelism stacks at a time). A stack never applied has nothing to drift.
 
     Exit status: 0 no drift, 2 drift found, 1 error.
     """
@@ -241,17 +242,32 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     settings = _settings(settings_file, config_dir)
     tree = load_valid_tree(settings.config_dir)
     engine = terraform_engine(settings, tree)
-    drifts = [engine.refresh(s) for s in _stacks(tree, stack_names)]
+
+    def progress(stack: StackName, outcome: Drift | Exception) -> None:
+        state = f"error: {outcome}" if isinstance(outcome, Exception) else (
+            "DRIFTED" if outcome.drifted else "in sync")
+        click.echo(f"refreshed {stack}: {state}", err=True)
+
+    outcomes = engine.refresh_many(_stacks(tree, stack_names), progress=progress)
+    drifts = [o for o in outcomes.values() if isinstance(o, Drift)]
+    errors = {n: str(o) for n, o in outcomes.items() if isinstance(o, Exception)}
     if as_json:
-        payload = [{"stack": d.stack, "changes": [c.address for c in d.changes]} for d in drifts]
-        click.echo(json.dumps(payload, indent=2))
+        payload = [{"stack": d.stack, "drifted": d.drifted, "changes": [
+            {"address": c.address, "action": c.action.value,
+             "attributes": [{"path": a.path, "before": a.before, "after": a.after} for a in c.attributes]}
+            for c in d.changes]} for d in drifts]
+        payload += [{"stack": n, "error": e} for n, e in sorted(errors.items())]
+        click.echo(json.dumps(payload, indent=2, default=str))
     else:
         for d in drifts:
             click.echo(f"{d.stack}: {'DRIFTED' if d.drifted else 'in sync'}")
             for c in d.changes:
                 diffs = ", ".join(f"{a.path} {a.before!r} -> {a.after!r}" for a in c.attributes)
                 click.echo(f"  ~ {c.address}: {diffs}")
-    sys.exit(EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
+        for name, error in sorted(errors.items()):
+            click.echo(f"{name}: ERROR {error}", err=True)
+    # an incomplete scan must not read as "no drift"
+    sys.exit(1 if errors else EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
 
 
 COMMANDS = (plan_cmd, apply_cmd, drift_cmd)

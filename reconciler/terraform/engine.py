@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
@@ -34,6 +34,7 @@ from reconciler.terraform.workspace import Workspace
 from stacks.graph import ResourceGraph, capture_graph
 from stacks.spec import plan_stacks
 
+T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
 CONFIG_FILE = "main.tf.json"
 
@@ -83,20 +84,25 @@ class TerraformEngine:
 
     def plan_many(self, stacks: Sequence[StackName],
                   progress: Callable[[StackName, Plan | Exception], None] | None = None) -> dict[str, Plan | Exception]:
-        prepared = [self.prepare(s) for s in stacks]
-        results: dict[str, Plan | Exception] = {}
+        prepared = {p.stack: p for p in (self.prepare(s) for s in stacks)}
+        return self._in_parallel(stacks, lambda s: self.plan_prepared(prepared[s]), progress)
 
-        def run(p: PreparedStack) -> tuple[str, Plan | Exception]:
+    def _in_parallel(self, stacks: Sequence[StackName], work: Callable[[StackName], T],
+                     progress: Callable[[StackName, T | Exception], None] | None) -> dict[str, T | Exception]:
+        """`work` per stack on `terraform.parallelism` threads; a terraform or file-system failure
+        is that stack's outcome, not the end of the others. Progress in input order."""
+        def run(stack: StackName) -> T | Exception:
             try:
-                return p.stack, self.plan_prepared(p)
+                return work(stack)
             except (TerraformError, OSError) as exc:
-                return p.stack, exc
+                return exc
 
+        results: dict[str, T | Exception] = {}
         with ThreadPoolExecutor(max_workers=self.settings.terraform.parallelism) as pool:
-            for name, outcome in pool.map(run, prepared):
-                results[name] = outcome
+            for stack, outcome in zip(stacks, pool.map(run, stacks), strict=True):
+                results[stack] = outcome
                 if progress:
-                    progress(StackName(name), outcome)
+                    progress(stack, outcome)
         return results
 
     def plan_prepared(self, prepared: PreparedStack) -> Plan:
@@ -212,9 +218,24 @@ class TerraformEngine:
 
     # --- drift ---------------------------------------------------------------------------------
     def refresh(self, stack: StackName) -> Drift:
+        return self._refresh(self._prepared_dir(stack))
+
+    def refresh_many(self, stacks: Sequence[StackName], progress: Callable[[StackName, Drift | Exception], None]
+                     | None = None) -> dict[str, Drift | Exception]:
+        """Drift of many stacks, their refresh-only plans `terraform.parallelism` at a time."""
+        directories = {s: self._prepared_dir(s) for s in stacks}  # graph capture: one at a time
+        return self._in_parallel(stacks, lambda s: self._refresh(directories[s]), progress)
+
+    def _prepared_dir(self, stack: StackName) -> Path:
         directory = self.workspace.stack_dir(stack)
         if not (directory / CONFIG_FILE).exists():
             self.prepare(stack)
+        return directory
+
+    def _refresh(self, directory: Path) -> Drift:
+        stack = StackName(directory.name)
+        if not _has_state(directory):  # never applied: nothing live to drift (its plan shows the creates)
+            return Drift(stack=stack)
         self.runner.init(directory)
         self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True)
         drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"),

@@ -59,6 +59,14 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     drifted = runner.invoke(main, ["drift", "--config", str(config), "--stack", "project-speech"], env=env)
     assert drifted.exit_code == 2, drifted.output
     assert "max_session_duration 3600 -> 7200" in drifted.output
+    scan = runner.invoke(main, ["drift", "--json", "--config", str(config), "--stack", "org",
+                                "--stack", "project-speech", "--stack", "project-vision"], env=env)
+    assert scan.exit_code == 2, scan.output
+    report = {entry["stack"]: entry for entry in json.loads(scan.stdout)}
+    assert not report["org"]["drifted"] and not report["project-vision"]["drifted"]  # vision: never applied
+    (role,) = report["project-speech"]["changes"]
+    assert role["address"].startswith("aws_iam_role.role-viewer") and role["action"] == "update"
+    assert role["attributes"] == [{"path": "max_session_duration", "before": 3600, "after": 7200}]
 
 
 def test_apply_refuses_to_start_without_a_repository_to_audit_in(tmp_path: Path) -> None:
