@@ -44,6 +44,10 @@ def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
     }
 
 
+class AuditCommitError(Exception):
+    """The records are on disk but Git refused the commit; the message names the files."""
+
+
 class AuditRepoError(Exception):
     """No Git repository to record audit commits in; the message says how to name one."""
 
@@ -102,9 +106,24 @@ def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: dateti
     name, email = author.rsplit(" <", 1)
     identity = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
                 for part, value in (("NAME", name), ("EMAIL", email.rstrip(">")))}
-    repo.git.add("--", *paths)
+    try:
+        repo.git.add("--", *paths)
+    except git.GitCommandError as exc:
+        raise AuditCommitError(f"the audit records were written ({', '.join(paths)} in {repo.working_dir}) "
+                               f"but could not be staged ({_git_error(exc)})") from exc
     # --only: just these paths, whatever else is staged; --no-verify: a repository's commit hooks
     # (linters, message checks) must not be able to keep an apply that happened out of the record.
-    with repo.git.custom_environment(**identity):
-        repo.git.commit("--only", "--no-verify", "-m", f"{subject}\n\n{body}\n", "--", *paths)
+    try:
+        with repo.git.custom_environment(**identity):
+            repo.git.commit("--only", "--no-verify", "-m", f"{subject}\n\n{body}\n", "--", *paths)
+    except git.GitCommandError as exc:
+        raise AuditCommitError(
+            f"the audit records were written ({', '.join(paths)} in {repo.working_dir}) but could not be "
+            f"committed ({_git_error(exc)}); commit them by hand") from exc
     return str(repo.head.commit.hexsha)
+
+
+def _git_error(exc: git.GitCommandError) -> str:
+    """Git's own error lines, on one line, without GitPython's `stderr: '...'` wrapping."""
+    text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'")
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())

@@ -183,7 +183,14 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     the Git repository holding the config tree, or `audit_repo` in the settings. Apply refuses to
     start when there is no such repository, unless --no-audit.
     """
-    from reconciler.audit import AuditEntry, AuditRepoError, commit_audit, find_audit_repo, source_commit
+    from reconciler.audit import (
+        AuditCommitError,
+        AuditEntry,
+        AuditRepoError,
+        commit_audit,
+        find_audit_repo,
+        source_commit,
+    )
 
     settings = _settings(settings_file, config_dir)
     audit_repo = None
@@ -216,14 +223,20 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
             reason = result.refusal or result.error or "; ".join(f"{c.address}: {e}" for c, e in result.failed)
             click.echo(f"FAILED {result.stack}: {reason}", err=True)
 
+    audited = True
     try:
         engine.apply_many(pending, on_start=started, on_done=finished)
     finally:  # also when interrupted: what did happen is recorded
         if audit_repo is not None:
-            sha = commit_audit(audit_repo, [entries[p.stack] for p in pending if p.stack in entries])
-            if sha:
-                click.echo(f"audit commit {sha[:12]} in {audit_repo}")
-    sys.exit(0 if all(e.result.ok for e in entries.values()) else 1)
+            try:
+                sha = commit_audit(audit_repo, [entries[p.stack] for p in pending if p.stack in entries])
+            except AuditCommitError as exc:
+                audited = False
+                click.echo(f"ERROR {exc}", err=True)
+            else:
+                if sha:
+                    click.echo(f"audit commit {sha[:12]} in {audit_repo}")
+    sys.exit(0 if audited and all(e.result.ok for e in entries.values()) else 1)
 
 
 @click.command("drift")

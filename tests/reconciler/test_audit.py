@@ -12,7 +12,14 @@ from pathlib import Path
 import git
 import pytest
 
-from reconciler.audit import AuditEntry, AuditRepoError, commit_audit, find_audit_repo, source_commit
+from reconciler.audit import (
+    AuditCommitError,
+    AuditEntry,
+    AuditRepoError,
+    commit_audit,
+    find_audit_repo,
+    source_commit,
+)
 from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 
 WHEN = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -80,6 +87,19 @@ def test_commit_hooks_cannot_keep_an_apply_out_of_the_record(tmp_path: Path) -> 
     hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
     sha = commit_audit(tmp_path, [_entry("project-vision")], when=WHEN)
     assert sha is not None and repo.head.commit.hexsha == sha
+
+
+def test_a_refused_commit_says_where_the_records_are(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with repo.config_writer() as config:  # signing required, but the signing program fails
+        config.set_value("commit", "gpgsign", "true")
+        config.set_value("gpg", "program", "false")
+    head = repo.head.commit.hexsha
+    written = r"audit/2026-12/20261201T093000Z-project-vision\.json.*commit them by hand"
+    with pytest.raises(AuditCommitError, match=written):
+        commit_audit(tmp_path, [_entry("project-vision")], when=WHEN)
+    assert repo.head.commit.hexsha == head
+    assert (tmp_path / "audit/2026-12/20261201T093000Z-project-vision.json").exists()  # nothing lost
 
 
 def test_audit_repo_is_the_one_holding_the_tree_or_the_configured_one(tmp_path: Path) -> None:
