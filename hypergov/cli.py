@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from hypergov import __version__
-from hypergov.problems import Problem, Severity
+from hypergov.problems import Severity, format_problem
 from hypergov.rules.catalog import RULES
 from hypergov.schema import write_schemas
 from hypergov.validate import validate_dir
@@ -29,11 +29,6 @@ def main() -> None:
     clusters, its teams and their workload rules. hypergov validates it, generates one stack per
     org, cluster and project, plans and applies them, and detects drift.
     """
-
-
-def _format_problem(p: Problem) -> str:
-    sev = "" if p.severity is Severity.ERROR else " (warning)"
-    return f"{p.pos}  {p.rule}  {p.message}{sev}\n    hint: {p.hint}"
 
 
 @main.command()
@@ -57,7 +52,7 @@ def validate(path: Path, as_json: bool) -> None:
                                "problems": [p.as_dict() for p in report.problems]}, indent=2))
     else:
         for p in report.problems:
-            click.echo(_format_problem(p))
+            click.echo(format_problem(p))
         tree = report.tree
         summary = (f"{len(tree.project_files)} projects, {len(tree.cluster_files)} clusters, "
                    f"{len(tree.workloads)} workload classes")

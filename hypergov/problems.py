@@ -56,6 +56,12 @@ class Problem:
         }
 
 
+def format_problem(p: Problem) -> str:
+    """`file:line:column  RULE  message` and the hint beneath: the terminal form of a problem."""
+    sev = "" if p.severity is Severity.ERROR else " (warning)"
+    return f"{p.pos}  {p.rule}  {p.message}{sev}\n    hint: {p.hint}"
+
+
 def sorted_problems(problems: list[Problem]) -> list[Problem]:
     """Deterministic order (file, line, column, rule), duplicates removed."""
     unique = {(p.sort_key(), p.hint, p.severity): p for p in problems}

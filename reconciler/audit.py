@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import git
 
-from reconciler.plan import ApplyResult, Plan
+from reconciler.plan import ApplyResult, Plan, StackName
 
 AUDIT_DIR = "audit"
 
@@ -42,6 +42,33 @@ def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
         "error": result.error,
         "outcome": "applied" if result.ok else ("refused" if result.refusal else "failed"),
     }
+
+
+@dataclass
+class AuditTrail:
+    """The entries of one apply as it goes: a stack that started counts as interrupted until it
+    finishes, so an apply cut short still records what may have happened."""
+
+    plans: dict[str, Plan]
+    entries: dict[str, AuditEntry] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plans: Sequence[Plan]) -> AuditTrail:
+        return cls(plans={p.stack: p for p in plans})
+
+    def started(self, stack: StackName) -> None:
+        self.entries[stack] = AuditEntry(self.plans[stack], ApplyResult(stack=stack, error=(
+            "apply interrupted while this stack was being applied; plan again to see what is left")))
+
+    def finished(self, result: ApplyResult) -> None:
+        self.entries[result.stack] = AuditEntry(self.plans[result.stack], result)
+
+    def recorded(self) -> list[AuditEntry]:
+        return [self.entries[s] for s in self.plans if s in self.entries]
+
+    @property
+    def all_ok(self) -> bool:
+        return all(e.result.ok for e in self.entries.values())
 
 
 class AuditCommitError(Exception):

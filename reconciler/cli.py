@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from hypergov.gitsource import RefNotFoundError
 from hypergov.model.tree import GovernanceTree
+from hypergov.problems import format_problem
 from hypergov.validate import InvalidTreeError
 from reconciler.plan import ApplyResult, Drift, Plan, StackName
 from reconciler.pulumi_engine import EngineUnavailableError
@@ -25,6 +27,7 @@ from reconciler.terraform.runner import TerraformError
 from reconciler.terraform.workspace import MirrorNotFoundError
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
+    from reconciler.reconcile import PassResult
     from reconciler.terraform.engine import TerraformEngine
 
 EXIT_CHANGES = 2
@@ -185,8 +188,8 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     """
     from reconciler.audit import (
         AuditCommitError,
-        AuditEntry,
         AuditRepoError,
+        AuditTrail,
         commit_audit,
         find_audit_repo,
         source_commit,
@@ -208,15 +211,10 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         return
     if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
         sys.exit(1)
-    by_stack = {p.stack: p for p in pending}
-    entries: dict[str, AuditEntry] = {}
-
-    def started(stack: StackName) -> None:  # until it finishes, an interruption leaves it unknown
-        entries[stack] = AuditEntry(by_stack[stack], ApplyResult(stack=stack, error=(
-            "apply interrupted while this stack was being applied; plan again to see what is left")))
+    trail = AuditTrail.of(pending)
 
     def finished(result: ApplyResult) -> None:
-        entries[result.stack] = AuditEntry(by_stack[result.stack], result)
+        trail.finished(result)
         if result.ok:
             click.echo(f"applied {result.stack}: {len(result.applied)} change(s)")
         else:
@@ -225,18 +223,18 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
 
     audited = True
     try:
-        engine.apply_many(pending, on_start=started, on_done=finished)
+        engine.apply_many(pending, on_start=trail.started, on_done=finished)
     finally:  # also when interrupted: what did happen is recorded
         if audit_repo is not None:
             try:
-                sha = commit_audit(audit_repo, [entries[p.stack] for p in pending if p.stack in entries])
+                sha = commit_audit(audit_repo, trail.recorded())
             except AuditCommitError as exc:
                 audited = False
                 click.echo(f"ERROR {exc}", err=True)
             else:
                 if sha:
                     click.echo(f"audit commit {sha[:12]} in {audit_repo}")
-    sys.exit(0 if audited and all(e.result.ok for e in entries.values()) else 1)
+    sys.exit(0 if audited and trail.all_ok else 1)
 
 
 @click.command("drift")
@@ -283,4 +281,89 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     sys.exit(1 if errors else EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
 
 
-COMMANDS = (plan_cmd, apply_cmd, drift_cmd)
+@click.command("reconcile")
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Settings file (default: ./hypergov.yaml if present).")
+@click.option("--repo", "repo_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Governance repository (default: settings audit_repo, else the one holding config_dir).")
+@click.option("--branch", default="main", show_default=True, help="Branch whose head is applied.")
+@click.option("--watch", "interval", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="Keep going: a pass every SECONDS until interrupted (default: one pass).")
+@_guard
+def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: str, interval: float | None) -> None:
+    """Apply the head of the governance branch: what a merge does.
+
+    Reads the tree from the branch's head commit (not the working copy), refuses a tree that
+    fails validation, plans only the stacks changed since the last commit applied in full (all
+    of them on the first pass; destroys for stacks whose source left the tree), applies them in
+    dependency order and commits the audit records to the repository. A pass that fails is
+    retried from the same base next time. One reconciler at a time per state directory.
+
+    Exit status (one pass): 0 applied or up to date, 1 refused or failed, 75 another reconciler
+    is running.
+    """
+    import time
+
+    from reconciler.audit import AuditRepoError, find_audit_repo
+    from reconciler.factory import terraform_engine
+    from reconciler.reconcile import ReconcilerBusyError, reconcile_once
+
+    settings = _settings(settings_file, None)
+    try:
+        repo = repo_path.resolve() if repo_path else find_audit_repo(settings.config_dir, settings.audit_repo)
+    except AuditRepoError as exc:
+        raise click.UsageError(str(exc)) from exc
+    config = settings.config_dir.resolve() if settings.config_dir.is_absolute() else repo / settings.config_dir
+    subdir = str(config.relative_to(repo)) if config.is_relative_to(repo) else str(settings.config_dir)
+
+    def applied(result: ApplyResult) -> None:
+        click.echo(f"  {'applied' if result.ok else 'FAILED'} {result.stack}: {len(result.applied)} change(s)"
+                   + ("" if result.ok else f": {result.refusal or result.error or 'some changes failed'}"), err=True)
+
+    def one_pass() -> int:
+        try:
+            outcome = reconcile_once(repo, branch, subdir, Path(settings.state_dir).resolve(),
+                                     lambda tree, head: terraform_engine(settings, tree, source_commit=head),
+                                     on_apply=applied)
+        except ReconcilerBusyError as exc:
+            click.echo(str(exc), err=True)
+            return 75
+        except RefNotFoundError as exc:
+            raise click.UsageError(str(exc)) from exc
+        except TerraformError as exc:
+            if interval is None:
+                raise
+            click.echo(f"{branch}: pass failed, retrying in {interval:g} s: {exc}", err=True)
+            return 1
+        _report_pass(branch, outcome)
+        return 0 if outcome.ok else 1
+
+    if interval is None:
+        sys.exit(one_pass())
+    try:
+        while True:
+            one_pass()
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        click.echo("reconciler stopped", err=True)
+        sys.exit(130)
+
+
+def _report_pass(branch: str, outcome: PassResult) -> None:
+    where = f"{branch}@{outcome.head[:12]}"
+    if outcome.status == "up to date":
+        click.echo(f"{where}: up to date")
+    elif outcome.status == "invalid":
+        click.echo(f"{where}: REFUSED, the tree fails validation; nothing applied", err=True)
+        for problem in outcome.problems:
+            click.echo(format_problem(problem), err=True)
+    else:
+        changed = [r for r in outcome.results if r.applied]
+        click.echo(f"{where}: {outcome.status}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
+                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
+                   + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))
+        for error in outcome.errors:
+            click.echo(f"  ERROR {error}", err=True)
+
+
+COMMANDS = (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd)

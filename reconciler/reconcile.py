@@ -1,0 +1,179 @@
+"""The reconciler: bring live state to the tree at the head of the governance branch.
+
+One pass: take the branch's head commit; read its tree straight from Git (never the working
+copy, which may hold someone's unfinished edit); refuse it when it fails validation; plan only
+the stacks whose inputs changed since the last commit applied in full (every stack on the first
+pass, plus destroys for stacks whose source left the tree); apply in dependency order; commit the
+audit records; and remember the head as applied only when every stack succeeded, so a failed
+pass is retried from the same base next time. One reconciler at a time per state directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import git
+
+from hypergov.gitsource import RefNotFoundError, read_tree_at
+from hypergov.model.tree import GovernanceTree
+from hypergov.problems import Problem
+from hypergov.validate import validate_files
+from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
+from reconciler.plan import ApplyResult, Plan, StackName
+from reconciler.terraform.engine import TerraformEngine
+from stacks.affected import affected_stacks
+from stacks.spec import plan_stacks
+
+STATE_FILE = "reconciler.json"
+LOCK_FILE = "reconciler.lock"
+
+EngineFactory = Callable[[GovernanceTree, str], TerraformEngine]  # (tree, source commit) -> engine
+
+
+class ReconcilerBusyError(Exception):
+    """Another reconciler holds the lock on this state directory."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a pass plans: stacks to plan against the head tree, and stacks to destroy."""
+
+    plan: tuple[StackName, ...]
+    destroy: tuple[StackName, ...]
+
+
+@dataclass
+class PassResult:
+    head: str
+    base: str | None
+    status: str  # "up to date" | "applied" | "invalid" | "plan failed" | "apply failed"
+    problems: tuple[Problem, ...] = ()
+    plans: list[Plan] = field(default_factory=list)
+    results: list[ApplyResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    audit_commit: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("up to date", "applied")
+
+
+def reconcile_scope(base: GovernanceTree | None, head: GovernanceTree, known: Sequence[StackName]) -> Scope:
+    """Pure: the stacks a pass must plan. Without a base (first pass) every stack of the head,
+    and a destroy for every stack that has state but no source any more."""
+    if base is None:
+        wanted = [s.name for s in plan_stacks(head)]
+        return Scope(plan=tuple(wanted), destroy=tuple(sorted(s for s in known if s not in wanted)))
+    affected = affected_stacks(base, head)
+    return Scope(plan=affected.to_plan, destroy=affected.removed)
+
+
+@contextmanager
+def exclusive(state_dir: Path) -> Iterator[None]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / LOCK_FILE, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise ReconcilerBusyError(f"another reconciler is running on {state_dir}; try again when it is done") \
+                from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def applied_commit(state_dir: Path, branch: str) -> str | None:
+    path = state_dir / STATE_FILE
+    if not path.exists():
+        return None
+    value = json.loads(path.read_text()).get("branches", {}).get(branch, {}).get("applied_commit")
+    return str(value) if value else None
+
+
+def _remember(state_dir: Path, branch: str, commit: str) -> None:
+    path = state_dir / STATE_FILE
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("branches", {})[branch] = {
+        "applied_commit": commit, "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)  # atomic: a crash leaves the old record, never half a file
+
+
+def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
+                   *, on_apply: Callable[[ApplyResult], None] | None = None) -> PassResult:
+    with exclusive(state_dir):
+        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply)
+
+
+def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
+          on_apply: Callable[[ApplyResult], None] | None) -> PassResult:
+    repo = git.Repo(repo_path)
+    try:
+        head = str(repo.commit(branch).hexsha)
+    except (git.BadName, ValueError) as exc:
+        raise RefNotFoundError(f"no branch '{branch}' in {repo_path}") from exc
+    base = applied_commit(state_dir, branch)
+    if base == head:
+        return PassResult(head=head, base=base, status="up to date")
+    head_tree = _tree_id(repo, head, subdir)
+    if base and head_tree is not None and head_tree == _tree_id(repo, base, subdir):
+        _remember(state_dir, branch, head)  # e.g. only audit records were committed since
+        return PassResult(head=head, base=base, status="up to date")
+    report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
+    if not report.ok:  # never apply a tree that fails validation
+        return PassResult(head=head, base=base, status="invalid", problems=tuple(report.problems))
+    engine = engine_for(report.tree, head)
+    scope = reconcile_scope(_valid_tree_at(repo_path, base, subdir), report.tree, engine.known_stacks())
+    outcomes = engine.plan_many(list(scope.plan))
+    errors = [f"{name}: {outcome}" for name, outcome in outcomes.items() if not isinstance(outcome, Plan)]
+    if errors:  # apply nothing of a pass that could not be planned whole
+        return PassResult(head=head, base=base, status="plan failed", errors=errors)
+    plans = [o for o in outcomes.values() if isinstance(o, Plan)] + [engine.plan_destroy(s) for s in scope.destroy]
+    pending = [p for p in plans if not p.is_empty]
+    trail = AuditTrail.of(pending)
+
+    def finished(result: ApplyResult) -> None:
+        trail.finished(result)
+        if on_apply:
+            on_apply(result)
+
+    try:
+        engine.apply_many(pending, on_start=trail.started, on_done=finished)
+    finally:  # recorded even when interrupted
+        try:
+            sha = commit_audit(repo_path, trail.recorded())
+        except AuditCommitError as exc:
+            sha, errors = None, [str(exc)]
+    results = [e.result for e in trail.recorded()]
+    errors += [f"{r.stack}: {r.refusal or r.error or 'some changes failed'}" for r in results if not r.ok]
+    if not errors:
+        _remember(state_dir, branch, head)
+    return PassResult(head=head, base=base, status="apply failed" if errors else "applied", plans=plans,
+                      results=results, errors=errors, audit_commit=sha)
+
+
+def _tree_id(repo: git.Repo, commit: str, subdir: str) -> str | None:
+    """Git's id of the tree under `subdir` at `commit`: equal ids, identical trees."""
+    try:
+        return str((repo.commit(commit).tree / subdir.strip("/")).hexsha)
+    except (git.BadName, ValueError, KeyError):
+        return None
+
+
+def _valid_tree_at(repo_path: Path, commit: str | None, subdir: str) -> GovernanceTree | None:
+    """The tree last applied; None (plan everything) when there is none or today's rules refuse it."""
+    if commit is None:
+        return None
+    try:
+        report = validate_files(read_tree_at(repo_path, commit, subdir))
+    except RefNotFoundError:  # history rewritten, or the tree moved: compare with nothing
+        return None
+    return report.tree if report.ok else None

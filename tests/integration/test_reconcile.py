@@ -1,0 +1,144 @@
+"""`hypergov reconcile`: what a merge does, against the embedded endpoint with the real terraform.
+
+The governance repository is a real Git repository holding a trimmed example tree (org, two
+clusters, project speech) so that a pass stays short; results are checked with boto3 against
+the endpoint and in the repository's history, not in hypergov's own records."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+from click.testing import CliRunner, Result
+
+from hypergov.cli import main
+from hypergov.embedded_aws import EmbeddedAwsProcess
+from reconciler.reconcile import LOCK_FILE, exclusive
+from tests.integration.conftest import CONFIG, PROD, REGION
+
+pytestmark = pytest.mark.integration
+ACTOR = git.Actor("platform-admin", "admin@example.com")
+
+
+def _governance_repo(root: Path) -> git.Repo:
+    shutil.copytree(CONFIG, root / "config")
+    for team in ("nlp", "recsys", "research", "vision"):
+        (root / "config" / "projects" / f"{team}.yaml").unlink()
+        shutil.rmtree(root / "config" / "workloads" / team, ignore_errors=True)
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
+    repo.index.commit("governance tree", author=ACTOR, committer=ACTOR)
+    return repo
+
+
+def _commit(repo: git.Repo, path: str, old: bytes, new: bytes, message: str) -> str:
+    target = Path(repo.working_dir) / path
+    target.write_bytes(target.read_bytes().replace(old, new))
+    repo.index.add([path])
+    return str(repo.index.commit(message, author=ACTOR, committer=ACTOR).hexsha)
+
+
+def _env(endpoint: EmbeddedAwsProcess, root: Path) -> dict[str, str]:
+    return {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
+            "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3",
+            "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
+
+
+def _reconcile(env: dict[str, str], *args: str) -> Result:
+    return CliRunner().invoke(main, ["reconcile", *args], env=env)
+
+
+def _budget(endpoint: EmbeddedAwsProcess) -> float:
+    budget = endpoint.client("budgets", account=PROD, region="us-east-1").describe_budget(
+        AccountId=PROD, BudgetName="acme-speech-monthly")["Budget"]
+    return float(budget["BudgetLimit"]["Amount"])
+
+
+def _applied_commit(root: Path) -> str:
+    return str(json.loads((root / "state" / "reconciler.json").read_text())["branches"]["main"]["applied_commit"])
+
+
+def test_each_merge_is_applied_once_audited_and_an_invalid_tree_never(endpoint: EmbeddedAwsProcess,
+                                                                       tmp_path: Path) -> None:
+    repo = _governance_repo(tmp_path / "gov")
+    env = _env(endpoint, tmp_path)
+    tree_commit = repo.head.commit.hexsha
+
+    first = _reconcile(env)
+    assert first.exit_code == 0, first.output
+    assert "applied: 4 stack(s) planned, 3 changed (first pass: every stack)" in first.output
+    audit = repo.head.commit
+    assert audit.parents[0].hexsha == tree_commit
+    assert sorted(Path(f).name.split("Z-", 1)[1] for f in audit.stats.files) == [
+        "cluster-gpu-west.json", "org.json", "project-speech.json"]
+    roles = endpoint.client("iam", account=PROD, region=REGION).list_roles(PathPrefix="/hypergov/")["Roles"]
+    assert "acme-speech-engineer" in {r["RoleName"] for r in roles}
+    assert _applied_commit(tmp_path) == tree_commit
+
+    quiet = _reconcile(env)  # only the audit commit came since: the tree is the applied one
+    assert quiet.exit_code == 0 and "up to date" in quiet.output, quiet.output
+    assert repo.head.commit == audit and _applied_commit(tmp_path) == audit.hexsha
+
+    change = _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 120000", b"monthly_usd: 90000",
+                     "speech: lower the budget")
+    merged = _reconcile(env)
+    assert merged.exit_code == 0, merged.output
+    assert "1 stack(s) planned, 1 changed (since" in merged.output
+    assert _budget(endpoint) == 90000.0
+    (record,) = repo.head.commit.stats.files
+    assert record.endswith("-project-speech.json")
+    assert json.loads((Path(repo.working_dir) / record).read_text())["source_commit"] == change
+
+    applied_before = _applied_commit(tmp_path)
+    _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 90000", b"monthly_usd: -5", "speech: a typo")
+    refused = _reconcile(env)
+    assert refused.exit_code == 1, refused.output
+    assert "REFUSED, the tree fails validation; nothing applied" in refused.output
+    assert "config/projects/speech.yaml:11:" in refused.output and "Traceback" not in refused.output
+    assert _budget(endpoint) == 90000.0 and _applied_commit(tmp_path) == applied_before
+
+    _commit(repo, "config/projects/speech.yaml", b"monthly_usd: -5", b"monthly_usd: 90000", "speech: fix the typo")
+    fixed = _reconcile(env)
+    assert fixed.exit_code == 0 and "up to date" in fixed.output, fixed.output
+
+
+def test_one_reconciler_at_a_time(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    _governance_repo(tmp_path / "gov")
+    env = _env(endpoint, tmp_path)
+    with exclusive(tmp_path / "state"):
+        busy = _reconcile(env)
+    assert busy.exit_code == 75 and "another reconciler is running" in busy.output
+    assert (tmp_path / "state" / LOCK_FILE).exists() and not (tmp_path / "state" / "reconciler.json").exists()
+
+
+def test_an_invalid_first_tree_or_a_missing_branch_is_refused(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    repo = _governance_repo(tmp_path / "gov")
+    env = _env(endpoint, tmp_path)
+    missing = _reconcile(env, "--branch", "release")
+    assert missing.exit_code == 2 and "no branch 'release'" in missing.output
+    _commit(repo, "config/projects/speech.yaml", b"sharing: DontLend", b"sharing: Hoard", "speech: bad sharing")
+    refused = _reconcile(env)
+    assert refused.exit_code == 1 and "config/projects/speech.yaml:" in refused.output, refused.output
+    assert not (tmp_path / "state" / "stacks").exists()  # refused before any stack was prepared
+
+
+def test_watch_keeps_going_past_a_busy_pass_and_stops_cleanly(endpoint: EmbeddedAwsProcess, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait between passes is the seam: the second wait raises the Ctrl-C a person would type."""
+    _governance_repo(tmp_path / "gov")
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("time.sleep", sleep)
+    with exclusive(tmp_path / "state"):
+        watched = _reconcile(_env(endpoint, tmp_path), "--watch", "30")
+    assert watched.exit_code == 130, watched.output
+    assert watched.output.count("another reconciler is running") == 2 and "reconciler stopped" in watched.output
+    assert waits == [30.0, 30.0]
