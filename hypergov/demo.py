@@ -2,10 +2,11 @@
 
 A local Git repository holds the example governance tree; the embedded AWS endpoint (a child
 process) is seeded with its organization and clusters; the tree is validated, every stack is
-planned with the terraform engine and the real `terraform`, applied, recorded in an audit commit,
-and planned again (which must be empty). Then a drift is injected by hand (out of band, with
-boto3), detected, and repaired. Everything lives under `.hypergov/demo/` and the endpoint is
-stopped at the end, whatever happens.
+planned with the terraform engine and the real `terraform` (the merge-request plan), applied by a
+reconciler pass (the merge) with an audit commit, and planned again (which must be empty). Then a
+drift is injected by hand (out of band, with boto3), detected, and repaired; last, a merged change
+is applied by the reconciler to exactly the stack it affects. Everything lives under
+`.hypergov/demo/` and the endpoint is stopped at the end, whatever happens.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import git
 
 from hypergov.embedded_aws import EmbeddedAwsProcess
 from hypergov.gitsource import read_tree_at
+from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
 from reconciler.audit import AuditEntry, commit_audit
 from reconciler.factory import terraform_engine
 from reconciler.plan import ApplyResult, Plan, StackName
+from reconciler.reconcile import PassResult, reconcile_once
 from reconciler.render import render_markdown, render_text, summary_line
-from reconciler.settings import load_settings
+from reconciler.settings import Settings, load_settings
 from reconciler.terraform.engine import TerraformEngine
 from stacks.spec import plan_stacks
 
@@ -75,19 +78,29 @@ def _plan_all(engine: TerraformEngine, stacks: list[StackName]) -> list[Plan]:
     return [o for o in (outcomes[s] for s in stacks) if isinstance(o, Plan)]
 
 
-def _apply_all(engine: TerraformEngine, plans: list[Plan]) -> list[AuditEntry]:
-    def finished(result: ApplyResult) -> None:
+def _reconcile(repo: git.Repo, settings: Settings) -> PassResult:
+    def applied(result: ApplyResult) -> None:
         state = "applied" if result.ok else f"FAILED: {result.refusal or result.error}"
         click.echo(f"      {result.stack}: {state} ({len(result.applied)} change(s), "
                    f"{len(result.skipped)} not applied: no kubeconfig)")
 
-    # dependency order: org, then clusters side by side, then projects side by side
-    results = engine.apply_many(plans, on_done=finished)
-    return [AuditEntry(plan, result) for plan, result in zip(plans, results, strict=True)]
+    def engine_for(tree: GovernanceTree, head: str) -> TerraformEngine:
+        return terraform_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
+
+    outcome = reconcile_once(Path(repo.working_dir), "main", "config", Path(settings.state_dir), engine_for,
+                             on_apply=applied)
+    planned = ", ".join(p.stack for p in outcome.plans) or "none"
+    click.echo(f"      main@{outcome.head[:12]}: {outcome.status}; stacks planned: {planned}")
+    if outcome.audit_commit:
+        audit = repo.commit(outcome.audit_commit)
+        click.echo(f"      audit commit {audit.hexsha[:12]}: {commit_summary(audit)}")
+    if not outcome.ok:
+        raise DemoError(f"the reconciler pass failed: {outcome.status}: {'; '.join(outcome.errors)}")
+    return outcome
 
 
 def run_demo() -> None:
-    total = 8
+    total = 9
     if DEMO_DIR.exists():
         shutil.rmtree(DEMO_DIR)
     DEMO_DIR.mkdir(parents=True)
@@ -125,13 +138,8 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         markdown = DEMO_DIR / "plan.md"
         markdown.write_text(render_markdown(plans, title=f"hypergov plan for {head[:12]}"))
         click.echo(f"      merge-request plan (Markdown): {markdown}")
-    with step(5, total, "apply exactly those plans, in dependency order, and record an audit commit"):
-        entries = _apply_all(engine, plans)
-        sha = commit_audit(Path(repo.working_dir), entries)  # failures too: no apply goes unrecorded
-        click.echo(f"      audit commit {sha[:12] if sha else '(none)'}: {commit_summary(repo.head.commit)}")
-        failed = [e.plan.stack for e in entries if not e.result.ok]
-        if failed:
-            raise DemoError(f"apply of {', '.join(failed)} failed")
+    with step(5, total, "merge: the reconciler applies the branch head in dependency order, with an audit commit"):
+        _reconcile(repo, settings)
     with step(6, total, "plan again: must be empty"):
         again = _plan_all(engine, stacks)
         if not all(p.is_empty for p in again):
@@ -158,10 +166,22 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
                    f"audit commit {sha[:12] if sha else '(none)'}")
         if role["MaxSessionDuration"] != 3600 or not engine.plan(StackName("project-vision")).is_empty:
             raise DemoError("the drift was not repaired")
-    click.secho("\ndemo complete: validated, planned, applied, audited, re-planned empty, drift found and repaired",
-                fg="green", bold=True)
+    with step(9, total, "merge a change (speech's budget 120000 -> 90000): only the stack it affects is applied"):
+        target = Path(repo.working_dir) / "config" / "projects" / "speech.yaml"
+        target.write_text(target.read_text().replace("monthly_usd: 120000", "monthly_usd: 90000"))
+        repo.index.add(["config/projects/speech.yaml"])
+        actor = git.Actor("platform-admin", "platform-admin@example.com")
+        repo.index.commit("speech: lower the monthly budget", author=actor, committer=actor)
+        outcome = _reconcile(repo, settings)
+        budget = endpoint.client("budgets", account=PROD, region="us-east-1").describe_budget(
+            AccountId=PROD, BudgetName="acme-speech-monthly")["Budget"]["BudgetLimit"]["Amount"]
+        click.echo(f"      live budget acme-speech-monthly: {float(budget):.0f} USD")
+        if [p.stack for p in outcome.plans] != ["project-speech"] or float(budget) != 90000:
+            raise DemoError("the merged change was not applied as planned")
+    click.secho("\ndemo complete: validated, planned, applied on merge, audited, re-planned empty, drift found and "
+                "repaired, a merged change applied to exactly its stack", fg="green", bold=True)
     click.echo(f"git log of the governance repository ({repo.working_dir}):")
-    for commit in repo.iter_commits("main", max_count=5):
+    for commit in repo.iter_commits("main", max_count=6):
         click.echo(f"  {commit.hexsha[:12]} {commit_summary(commit)}")
 
 
