@@ -185,15 +185,12 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     what was applied or failed; never attribute values) committed to the governance repository:
     the Git repository holding the config tree, or `audit_repo` in the settings. Apply refuses to
     start when there is no such repository, unless --no-audit.
+
+    Exit status: 0 applied (or nothing to apply), 1 failed or refused, 75 a reconciler pass or
+    another apply is running on the same state directory.
     """
-    from reconciler.audit import (
-        AuditCommitError,
-        AuditRepoError,
-        AuditTrail,
-        commit_audit,
-        find_audit_repo,
-        source_commit,
-    )
+    from reconciler.audit import AuditRepoError, find_audit_repo
+    from reconciler.reconcile import ReconcilerBusyError, exclusive
 
     settings = _settings(settings_file, config_dir)
     audit_repo = None
@@ -202,6 +199,17 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
             audit_repo = find_audit_repo(settings.config_dir, settings.audit_repo)
         except AuditRepoError as exc:
             raise click.UsageError(str(exc)) from exc
+    try:
+        with exclusive(Path(settings.state_dir).resolve()):  # never beside a reconciler pass or another apply
+            _apply(settings, stack_names, yes=yes, audit_repo=audit_repo)
+    except ReconcilerBusyError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(75)
+
+
+def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_repo: Path | None) -> None:
+    from reconciler.audit import AuditCommitError, AuditTrail, commit_audit, source_commit
+
     commit = source_commit(audit_repo, settings.config_dir) if audit_repo else None
     plans, engine = plan_all(settings, stack_names, source_commit=commit)
     click.echo(render_text(plans), nl=False)

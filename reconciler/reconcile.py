@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import git
 
@@ -33,11 +34,12 @@ from stacks.spec import plan_stacks
 STATE_FILE = "reconciler.json"
 LOCK_FILE = "reconciler.lock"
 
+PassStatus = Literal["up to date", "applied", "invalid", "plan failed", "apply failed"]
 EngineFactory = Callable[[GovernanceTree, str], TerraformEngine]  # (tree, source commit) -> engine
 
 
 class ReconcilerBusyError(Exception):
-    """Another reconciler holds the lock on this state directory."""
+    """Another reconciler (or `hypergov apply`) holds the lock on this state directory."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class Scope:
 class PassResult:
     head: str
     base: str | None
-    status: str  # "up to date" | "applied" | "invalid" | "plan failed" | "apply failed"
+    status: PassStatus
     problems: tuple[Problem, ...] = ()
     plans: list[Plan] = field(default_factory=list)
     results: list[ApplyResult] = field(default_factory=list)
@@ -81,8 +83,8 @@ def exclusive(state_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise ReconcilerBusyError(f"another reconciler is running on {state_dir}; try again when it is done") \
-                from exc
+            raise ReconcilerBusyError(f"another reconciler or hypergov apply is running on {state_dir}; try again "
+                                      "when it is done") from exc
         try:
             yield
         finally:

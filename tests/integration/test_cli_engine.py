@@ -78,6 +78,18 @@ def test_apply_refuses_to_start_without_a_repository_to_audit_in(tmp_path: Path)
     assert not (tmp_path / "state").exists()  # refused before planning anything
 
 
+def test_apply_waits_for_no_one_beside_a_reconciler_pass(tmp_path: Path) -> None:
+    from reconciler.reconcile import exclusive
+
+    _governance_repo(tmp_path / "gov")
+    env = {"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_STATE_DIR": str(tmp_path / "state")}
+    with exclusive(tmp_path / "state"):
+        busy = CliRunner().invoke(main, ["apply", "--yes", "--config", str(tmp_path / "gov" / "config")], env=env)
+    assert busy.exit_code == 75, busy.output
+    assert "another reconciler or hypergov apply is running" in busy.output
+    assert not (tmp_path / "state" / "stacks").exists()  # nothing was planned
+
+
 def test_invalid_tree_is_refused_without_traceback(tmp_path: Path) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "org.yaml").write_text("name: [\n")

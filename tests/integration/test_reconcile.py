@@ -110,7 +110,7 @@ def test_one_reconciler_at_a_time(endpoint: EmbeddedAwsProcess, tmp_path: Path) 
     env = _env(endpoint, tmp_path)
     with exclusive(tmp_path / "state"):
         busy = _reconcile(env)
-    assert busy.exit_code == 75 and "another reconciler is running" in busy.output
+    assert busy.exit_code == 75 and "another reconciler or hypergov apply is running" in busy.output
     assert (tmp_path / "state" / LOCK_FILE).exists() and not (tmp_path / "state" / "reconciler.json").exists()
 
 
@@ -140,5 +140,6 @@ def test_watch_keeps_going_past_a_busy_pass_and_stops_cleanly(endpoint: Embedded
     with exclusive(tmp_path / "state"):
         watched = _reconcile(_env(endpoint, tmp_path), "--watch", "30")
     assert watched.exit_code == 130, watched.output
-    assert watched.output.count("another reconciler is running") == 2 and "reconciler stopped" in watched.output
+    assert watched.output.count("another reconciler or hypergov apply is running") == 2
+    assert "reconciler stopped" in watched.output
     assert waits == [30.0, 30.0]
