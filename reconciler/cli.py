@@ -314,7 +314,7 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
 
     from reconciler.audit import AuditRepoError, find_audit_repo
     from reconciler.factory import terraform_engine
-    from reconciler.reconcile import ReconcilerBusyError, reconcile_once
+    from reconciler.reconcile import ReconcilerBusyError, ReconcilerStateError, reconcile_once
 
     settings = _settings(settings_file, None)
     try:
@@ -338,6 +338,8 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
             return 75
         except RefNotFoundError as exc:
             raise click.UsageError(str(exc)) from exc
+        except ReconcilerStateError as exc:
+            raise click.ClickException(str(exc)) from exc
         except TerraformError as exc:
             if interval is None:
                 raise

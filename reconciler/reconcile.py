@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import git
 
@@ -91,17 +91,33 @@ def exclusive(state_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def applied_commit(state_dir: Path, branch: str) -> str | None:
+class ReconcilerStateError(Exception):
+    """The reconciler's record of what it applied is unreadable; the message says how to recover."""
+
+
+def _state(state_dir: Path) -> dict[str, Any]:
     path = state_dir / STATE_FILE
     if not path.exists():
-        return None
-    value = json.loads(path.read_text()).get("branches", {}).get(branch, {}).get("applied_commit")
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("branches", {}), dict):
+            raise ValueError("expected {\"branches\": {branch: {\"applied_commit\": sha}}}")
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        raise ReconcilerStateError(f"{path} is unreadable ({exc}); delete it and the next pass plans every "
+                                   "stack (plans compare with live state, so nothing is applied twice)") from exc
+    return data
+
+
+def applied_commit(state_dir: Path, branch: str) -> str | None:
+    entry = _state(state_dir).get("branches", {}).get(branch)
+    value = entry.get("applied_commit") if isinstance(entry, dict) else None
     return str(value) if value else None
 
 
 def _remember(state_dir: Path, branch: str, commit: str) -> None:
     path = state_dir / STATE_FILE
-    data = json.loads(path.read_text()) if path.exists() else {}
+    data = _state(state_dir)
     data.setdefault("branches", {})[branch] = {
         "applied_commit": commit, "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     tmp = path.with_suffix(".tmp")

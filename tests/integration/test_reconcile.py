@@ -143,3 +143,12 @@ def test_watch_keeps_going_past_a_busy_pass_and_stops_cleanly(endpoint: Embedded
     assert watched.output.count("another reconciler or hypergov apply is running") == 2
     assert "reconciler stopped" in watched.output
     assert waits == [30.0, 30.0]
+
+
+def test_an_unreadable_record_is_a_clear_error(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    _governance_repo(tmp_path / "gov")
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "reconciler.json").write_text('{"branches": {"main": ')
+    broken = _reconcile(_env(endpoint, tmp_path))
+    assert broken.exit_code == 1 and "Traceback" not in broken.output
+    assert "reconciler.json is unreadable" in broken.output and "delete it" in broken.output
