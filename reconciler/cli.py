@@ -136,18 +136,22 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
 def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *,
                         quiet: bool) -> tuple[list[Plan], list[str]]:
     from hypergov.capacity.render import render_markdown as capacity_markdown
-    from hypergov.gitsource import RefNotFoundError, read_tree_at
+    from hypergov.change_control import approvals_markdown, required_approvals
+    from hypergov.gitsource import read_tree_at
+    from hypergov.loader import read_tree_dir
     from hypergov.validate import load_valid_tree, validate_files
     from reconciler.factory import terraform_engine
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, scope
 
     head = load_valid_tree(settings.config_dir)
     try:
-        base_report = validate_files(read_tree_at(".", base_ref, str(settings.config_dir)))
+        base_files = read_tree_at(".", base_ref, str(settings.config_dir))
     except RefNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
+    base_report = validate_files(base_files)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
+    approvals = required_approvals(base_files, read_tree_dir(settings.config_dir), base_report.tree)
     mr = scope(base_report.tree, head)
     engine = terraform_engine(settings, head)
     if not quiet:
@@ -159,7 +163,9 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
     if errors:
         raise click.ClickException("; ".join(errors))
     plans += [engine.plan_destroy(s) for s in mr.affected.removed]
-    extra: list[str] = []
+    extra = [approvals_markdown(approvals)]
+    if not quiet:
+        click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
     if mr.capacity_changed:
         diff = capacity_impact(base_report.tree, head, trace=trace or SAMPLE_TRACE, base_ref=base_ref,
                                head_ref="working tree")

@@ -1,5 +1,6 @@
 """A merge request's plan (`hypergov plan --base REF`): only the affected stacks, with the
-capacity impact of a quota change, as Markdown for the merge-request comment."""
+capacity impact of a quota change and the approvals change_control requires, as Markdown for the
+merge-request comment."""
 
 from __future__ import annotations
 
@@ -35,3 +36,6 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     assert "`cluster-gpu-west`" in markdown and "`project-vision`" in markdown and "`project-nlp`" not in markdown
     assert "hyperpod:ComputeQuota:vision-on-gpu-west" in markdown
     assert "vision" in markdown.split("apacity", 1)[1]  # the capacity section names the team whose quota shrank
+    assert "1 changed file(s) need approval" in result.output
+    assert ("| `projects/vision.yaml` | modified | `arn:aws:iam::111122223333:role/vision-lead`, "
+            "`arn:aws:iam::111122223333:role/PlatformAdministrator`") in markdown
