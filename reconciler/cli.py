@@ -314,7 +314,7 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     retried from the same base next time. One reconciler at a time per state directory.
 
     Exit status (one pass): 0 applied or up to date, 1 refused or failed, 75 another reconciler
-    is running.
+    pass or hypergov apply holds the state directory.
     """
     import time
 
@@ -324,7 +324,7 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
 
     settings = _settings(settings_file, None)
     try:
-        repo = repo_path.resolve() if repo_path else find_audit_repo(settings.config_dir, settings.audit_repo)
+        repo = (repo_path or find_audit_repo(settings.config_dir, settings.audit_repo)).resolve()
     except AuditRepoError as exc:
         raise click.UsageError(str(exc)) from exc
     config = settings.config_dir.resolve() if settings.config_dir.is_absolute() else repo / settings.config_dir
