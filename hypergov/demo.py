@@ -28,9 +28,9 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
 from reconciler.audit import AuditEntry, commit_audit
 from reconciler.factory import terraform_engine
-from reconciler.plan import ApplyResult, Plan, StackName
+from reconciler.plan import ApplyResult, Plan, StackName, split_outcomes
 from reconciler.reconcile import PassResult, reconcile_once
-from reconciler.render import render_markdown, render_text, summary_line
+from reconciler.render import apply_line, render_markdown, render_text, summary_line
 from reconciler.settings import Settings, load_settings
 from reconciler.terraform.engine import TerraformEngine
 from stacks.spec import plan_stacks
@@ -71,18 +71,15 @@ def _plan_all(engine: TerraformEngine, stacks: list[StackName]) -> list[Plan]:
     def progress(stack: StackName, outcome: Plan | Exception) -> None:
         click.echo(f"      planned {summary_line(outcome) if isinstance(outcome, Plan) else f'{stack}: {outcome}'}")
 
-    outcomes = engine.plan_many(stacks, progress=progress)
-    failed = {s: o for s, o in outcomes.items() if isinstance(o, Exception)}
-    if failed:
-        raise DemoError("; ".join(f"{s}: {e}" for s, e in failed.items()))
-    return [o for o in (outcomes[s] for s in stacks) if isinstance(o, Plan)]
+    plans, errors = split_outcomes(engine.plan_many(stacks, progress=progress))
+    if errors:
+        raise DemoError("; ".join(errors))
+    return plans
 
 
 def _reconcile(repo: git.Repo, settings: Settings) -> PassResult:
     def applied(result: ApplyResult) -> None:
-        state = "applied" if result.ok else f"FAILED: {result.refusal or result.error}"
-        click.echo(f"      {result.stack}: {state} ({len(result.applied)} change(s), "
-                   f"{len(result.skipped)} not applied: no kubeconfig)")
+        click.echo(f"      {apply_line(result)}")
 
     def engine_for(tree: GovernanceTree, head: str) -> TerraformEngine:
         return terraform_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})

@@ -19,9 +19,9 @@ from hypergov.gitsource import RefNotFoundError
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import format_problem
 from hypergov.validate import InvalidTreeError
-from reconciler.plan import ApplyResult, Drift, Plan, StackName
+from reconciler.plan import ApplyResult, Drift, Plan, StackName, split_outcomes
 from reconciler.pulumi_engine import EngineUnavailableError
-from reconciler.render import render_markdown, render_text, summary_line
+from reconciler.render import apply_line, render_markdown, render_text, summary_line
 from reconciler.settings import Settings, SettingsError, load_settings
 from reconciler.terraform.runner import TerraformError
 from reconciler.terraform.workspace import MirrorNotFoundError
@@ -69,11 +69,10 @@ def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = Fa
             text = summary_line(outcome) if isinstance(outcome, Plan) else f"{stack}: error: {outcome}"
             click.echo(f"planned {text}", err=True)
 
-    outcomes = engine.plan_many(names, progress=progress)
-    errors = {n: o for n, o in outcomes.items() if isinstance(o, Exception)}
+    plans, errors = split_outcomes(engine.plan_many(names, progress=progress))
     if errors:
-        raise click.ClickException("; ".join(f"{n}: {e}" for n, e in sorted(errors.items())))
-    return [o for o in (outcomes[n] for n in names) if isinstance(o, Plan)], engine
+        raise click.ClickException("; ".join(sorted(errors)))
+    return plans, engine
 
 
 _COMMON = [
@@ -157,9 +156,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
     if not quiet:
         click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
                    f"{mr.affected.unchanged} unchanged", err=True)
-    outcomes = engine.plan_many(list(mr.affected.to_plan))
-    plans = [o for o in outcomes.values() if isinstance(o, Plan)]
-    errors = [f"{n}: {o}" for n, o in outcomes.items() if not isinstance(o, Plan)]
+    plans, errors = split_outcomes(engine.plan_many(list(mr.affected.to_plan)))
     if errors:
         raise click.ClickException("; ".join(errors))
     plans += [engine.plan_destroy(s) for s in mr.affected.removed]
@@ -229,11 +226,7 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
 
     def finished(result: ApplyResult) -> None:
         trail.finished(result)
-        if result.ok:
-            click.echo(f"applied {result.stack}: {len(result.applied)} change(s)")
-        else:
-            reason = result.refusal or result.error or "; ".join(f"{c.address}: {e}" for c, e in result.failed)
-            click.echo(f"FAILED {result.stack}: {reason}", err=True)
+        click.echo(apply_line(result), err=not result.ok)
 
     audited = True
     try:
@@ -331,8 +324,7 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     subdir = str(config.relative_to(repo)) if config.is_relative_to(repo) else str(settings.config_dir)
 
     def applied(result: ApplyResult) -> None:
-        click.echo(f"  {'applied' if result.ok else 'FAILED'} {result.stack}: {len(result.applied)} change(s)"
-                   + ("" if result.ok else f": {result.refusal or result.error or 'some changes failed'}"), err=True)
+        click.echo(f"  {apply_line(result)}", err=True)
 
     def one_pass() -> int:
         try:

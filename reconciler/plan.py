@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from stacks.spec import StackName
 
 __all__ = ["MASK", "Action", "ApplyResult", "AttributeChange", "Drift", "Plan", "ResourceChange", "StackName",
-           "diff_attributes", "mask"]
+           "diff_attributes", "mask", "split_outcomes"]
 
 MASK = "(sensitive)"
 
@@ -109,6 +110,19 @@ class ApplyResult:
     @property
     def ok(self) -> bool:
         return self.refusal is None and self.error is None and not self.failed
+
+    @property
+    def failure(self) -> str | None:
+        """Why the stack did not apply cleanly (None when it did)."""
+        if self.ok:
+            return None
+        return self.refusal or self.error or "; ".join(f"{c.address}: {e}" for c, e in self.failed)
+
+
+def split_outcomes(outcomes: Mapping[str, Plan | Exception]) -> tuple[list[Plan], list[str]]:
+    """The plans (in the outcomes' order) and one `stack: error` line per stack that failed to plan."""
+    plans = [o for o in outcomes.values() if isinstance(o, Plan)]
+    return plans, [f"{name}: {o}" for name, o in outcomes.items() if not isinstance(o, Plan)]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
-from reconciler.plan import ApplyResult, Plan, StackName
+from reconciler.plan import ApplyResult, Plan, StackName, split_outcomes
 from reconciler.terraform.engine import TerraformEngine
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
@@ -150,11 +150,10 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return PassResult(head=head, base=base, status="invalid", problems=tuple(report.problems))
     engine = engine_for(report.tree, head)
     scope = reconcile_scope(_valid_tree_at(repo_path, base, subdir), report.tree, engine.known_stacks())
-    outcomes = engine.plan_many(list(scope.plan))
-    errors = [f"{name}: {outcome}" for name, outcome in outcomes.items() if not isinstance(outcome, Plan)]
+    plans, errors = split_outcomes(engine.plan_many(list(scope.plan)))
     if errors:  # apply nothing of a pass that could not be planned whole
         return PassResult(head=head, base=base, status="plan failed", errors=errors)
-    plans = [o for o in outcomes.values() if isinstance(o, Plan)] + [engine.plan_destroy(s) for s in scope.destroy]
+    plans += [engine.plan_destroy(s) for s in scope.destroy]
     pending = [p for p in plans if not p.is_empty]
     trail = AuditTrail.of(pending)
 
@@ -171,7 +170,7 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         except AuditCommitError as exc:
             sha, errors = None, [str(exc)]
     results = [e.result for e in trail.recorded()]
-    errors += [f"{r.stack}: {r.refusal or r.error or 'some changes failed'}" for r in results if not r.ok]
+    errors += [f"{r.stack}: {r.failure}" for r in results if not r.ok]
     if not errors:
         _remember(state_dir, branch, head)
     return PassResult(head=head, base=base, status="apply failed" if errors else "applied", plans=plans,

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from reconciler.plan import Action, Plan, ResourceChange
+from reconciler.plan import Action, ApplyResult, Plan, ResourceChange
 
 _MAX_VALUE = 120
 
@@ -27,6 +27,14 @@ def summary_line(plan: Plan) -> str:
     c = plan.counts()
     return (f"{plan.stack}: {c['create']} to create, {c['update']} to update, "
             f"{c['replace']} to replace, {c['delete']} to delete")
+
+
+def apply_line(result: ApplyResult) -> str:
+    """One line per applied stack, as every apply path reports it."""
+    if not result.ok:
+        return f"FAILED {result.stack}: {result.failure}"
+    unapplied = f", {len(result.skipped)} not applied (no kubeconfig)" if result.skipped else ""
+    return f"applied {result.stack}: {len(result.applied)} change(s){unapplied}"
 
 
 def _change_lines(change: ResourceChange) -> list[str]:

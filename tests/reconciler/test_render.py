@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reconciler.plan import Action, AttributeChange, Plan, ResourceChange, StackName
-from reconciler.render import render_markdown, render_text, summary_line
+from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
+from reconciler.render import apply_line, render_markdown, render_text, summary_line
 
 
 def _plan() -> Plan:
@@ -40,3 +40,14 @@ def test_markdown_has_table_and_details_per_changed_stack() -> None:
     assert "`max_session_duration`: 3600 → 7200" in md
     assert "<code>org</code>" not in md
     assert md.rstrip().endswith("none")
+
+
+def test_apply_line_says_what_was_applied_or_why_not() -> None:
+    plan = _plan()
+    done = ApplyResult(StackName("project-vision"), applied=plan.actionable, skipped=(plan.changes[2],))
+    assert apply_line(done) == "applied project-vision: 2 change(s), 1 not applied (no kubeconfig)"
+    assert done.failure is None
+    partial = ApplyResult(StackName("project-vision"), failed=((plan.changes[0], "AccessDenied"),))
+    assert apply_line(partial) == "FAILED project-vision: aws_iam_role.engineer: AccessDenied"
+    blocked = ApplyResult(StackName("project-x"), refusal="not applied: org failed")
+    assert apply_line(blocked) == "FAILED project-x: not applied: org failed"
