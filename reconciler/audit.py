@@ -66,10 +66,6 @@ class AuditTrail:
     def recorded(self) -> list[AuditEntry]:
         return [self.entries[s] for s in self.plans if s in self.entries]
 
-    @property
-    def all_ok(self) -> bool:
-        return all(e.result.ok for e in self.entries.values())
-
 
 class AuditCommitError(Exception):
     """The records are on disk but Git refused the commit; the message names the files."""

@@ -211,7 +211,8 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
 
 
 def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_repo: Path | None) -> None:
-    from reconciler.audit import AuditCommitError, AuditTrail, commit_audit, source_commit
+    from reconciler.audit import source_commit
+    from reconciler.reconcile import apply_audited
 
     commit = source_commit(audit_repo, settings.config_dir) if audit_repo else None
     plans, engine = plan_all(settings, stack_names, source_commit=commit)
@@ -222,26 +223,13 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
         return
     if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
         sys.exit(1)
-    trail = AuditTrail.of(pending)
-
-    def finished(result: ApplyResult) -> None:
-        trail.finished(result)
-        click.echo(apply_line(result), err=not result.ok)
-
-    audited = True
-    try:
-        engine.apply_many(pending, on_start=trail.started, on_done=finished)
-    finally:  # also when interrupted: what did happen is recorded
-        if audit_repo is not None:
-            try:
-                sha = commit_audit(audit_repo, trail.recorded())
-            except AuditCommitError as exc:
-                audited = False
-                click.echo(f"ERROR {exc}", err=True)
-            else:
-                if sha:
-                    click.echo(f"audit commit {sha[:12]} in {audit_repo}")
-    sys.exit(0 if audited and trail.all_ok else 1)
+    outcome = apply_audited(engine, pending, audit_repo,
+                            on_done=lambda result: click.echo(apply_line(result), err=not result.ok))
+    if outcome.audit_error:
+        click.echo(f"ERROR {outcome.audit_error}", err=True)
+    elif outcome.audit_commit:
+        click.echo(f"audit commit {outcome.audit_commit[:12]} in {audit_repo}")
+    sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
 
 
 @click.command("drift")

@@ -154,27 +154,43 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     if errors:  # apply nothing of a pass that could not be planned whole
         return PassResult(head=head, base=base, status="plan failed", errors=errors)
     plans += [engine.plan_destroy(s) for s in scope.destroy]
-    pending = [p for p in plans if not p.is_empty]
-    trail = AuditTrail.of(pending)
-
-    def finished(result: ApplyResult) -> None:
-        trail.finished(result)
-        if on_apply:
-            on_apply(result)
-
-    try:
-        engine.apply_many(pending, on_start=trail.started, on_done=finished)
-    finally:  # recorded even when interrupted
-        try:
-            sha = commit_audit(repo_path, trail.recorded())
-        except AuditCommitError as exc:
-            sha, errors = None, [str(exc)]
-    results = [e.result for e in trail.recorded()]
-    errors += [f"{r.stack}: {r.failure}" for r in results if not r.ok]
+    applied = apply_audited(engine, [p for p in plans if not p.is_empty], repo_path, on_done=on_apply)
+    errors = [applied.audit_error] if applied.audit_error else []
+    errors += [f"{r.stack}: {r.failure}" for r in applied.results if not r.ok]
     if not errors:
         _remember(state_dir, branch, head)
     return PassResult(head=head, base=base, status="apply failed" if errors else "applied", plans=plans,
-                      results=results, errors=errors, audit_commit=sha)
+                      results=applied.results, errors=errors, audit_commit=applied.audit_commit)
+
+
+@dataclass(frozen=True)
+class AuditedApply:
+    results: list[ApplyResult]
+    audit_commit: str | None
+    audit_error: str | None  # the records are written but Git refused the commit
+
+
+def apply_audited(engine: TerraformEngine, plans: Sequence[Plan], audit_repo: Path | None, *,
+                  on_done: Callable[[ApplyResult], None] | None = None) -> AuditedApply:
+    """Apply in dependency order, then commit the audit records, also when interrupted (a stack
+    cut off mid-apply is recorded as such). Without `audit_repo` (`--no-audit`) nothing is recorded."""
+    trail = AuditTrail.of(plans)
+    sha = error = None
+
+    def finished(result: ApplyResult) -> None:
+        trail.finished(result)
+        if on_done:
+            on_done(result)
+
+    try:
+        engine.apply_many(plans, on_start=trail.started, on_done=finished)
+    finally:
+        if audit_repo is not None:
+            try:
+                sha = commit_audit(audit_repo, trail.recorded())
+            except AuditCommitError as exc:
+                error = str(exc)
+    return AuditedApply([e.result for e in trail.recorded()], sha, error)
 
 
 def _tree_id(repo: git.Repo, commit: str, subdir: str) -> str | None:
