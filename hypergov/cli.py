@@ -1,5 +1,7 @@
-"""The `hypergov` command line. Exit codes are for CI: 0 success, 1 the tree (or plan) has
-problems, 2 usage errors. User errors never print a traceback."""
+"""The `hypergov` command line. Exit codes are for CI, the same for every command:
+0 nothing to do / success, 2 changes planned or drift found (plan, drift), 1 any error (usage
+errors included: a typo in an option must never read as "changes"), 75 busy (apply, reconcile).
+User errors never print a traceback."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,10 +20,35 @@ from hypergov.schema import write_schemas
 from hypergov.validate import validate_dir
 
 EXIT_PROBLEMS = 1
-EXIT_USAGE = 2
+EXIT_USAGE = 1  # not click's 2: 2 means "changes" to CI (terraform's -detailed-exitcode)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class HypergovGroup(click.Group):
+    """Click exits 2 on usage errors; hypergov exits 1, so that 2 only ever means changes."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            exc.show()
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code if exc.exit_code != 2 else EXIT_PROBLEMS)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(EXIT_PROBLEMS)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+EXIT_CODES_HELP = ("Exit status (every command): 0 success or nothing to do; 2 changes planned or drift "
+                   "found (plan, drift); 1 any error, usage errors included; 75 busy (apply, reconcile); "
+                   "130 interrupted.")
+
+
+@click.group(cls=HypergovGroup, epilog=EXIT_CODES_HELP,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="hypergov")
 def main() -> None:
     """GitOps governance for shared SageMaker HyperPod GPU clusters.
@@ -39,7 +67,7 @@ def validate(path: Path, as_json: bool) -> None:
 
     Prints every problem at once, sorted by file and line, as
     'file:line:column  RULE-ID  message' with a hint how to fix it.
-    Exit status: 0 valid (warnings allowed), 1 problems found, 2 PATH unusable.
+    Exit status: 0 valid (warnings allowed), 1 problems found or PATH unusable.
     """
     if not path.is_dir():
         raise click.UsageError(f"'{path}' is not a directory; point hypergov at the config tree "

@@ -2,8 +2,9 @@
 
 A local Git repository holds the example governance tree; the embedded AWS endpoint (a child
 process) is seeded with its organization and clusters; the tree is validated, every stack is
-planned with the terraform engine and the real `terraform` (the merge-request plan), applied by a
-reconciler pass (the merge) with an audit commit, and planned again (which must be empty). Then a
+planned with the engine the settings select (terraform here: no Pulumi CLI) and the real
+`terraform` (the merge-request plan), applied by a reconciler pass (the merge) with an audit
+commit, and planned again (which must be empty). Then a
 drift is injected by hand (out of band, with boto3), detected, and repaired; last, a merged change
 is applied by the reconciler to exactly the stack it affects. Everything lives under
 `.hypergov/demo/` and the endpoint is stopped at the end, whatever happens.
@@ -26,19 +27,20 @@ from hypergov.embedded_aws import EmbeddedAwsProcess
 from hypergov.gitsource import read_tree_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
-from reconciler.audit import AuditEntry, commit_audit
-from reconciler.factory import terraform_engine
-from reconciler.plan import ApplyResult, Plan, StackName, split_outcomes
-from reconciler.reconcile import PassResult, reconcile_once
+from reconciler.engine import Engine
+from reconciler.factory import build_engine
+from reconciler.outcomes import Failure
+from reconciler.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
+from reconciler.reconcile import PassResult, apply_audited, reconcile_once
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 from reconciler.settings import Settings, load_settings
-from reconciler.terraform.engine import TerraformEngine
 from stacks.spec import plan_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / ".hypergov" / "demo"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
 PROD = "111122223333"
+VISION = StackName("project-vision")
 
 
 class DemoError(Exception):
@@ -67,13 +69,14 @@ def _governance_repo(target: Path) -> git.Repo:
     return repo
 
 
-def _plan_all(engine: TerraformEngine, stacks: list[StackName]) -> list[Plan]:
-    def progress(stack: StackName, outcome: Plan | Exception) -> None:
-        click.echo(f"      planned {summary_line(outcome) if isinstance(outcome, Plan) else f'{stack}: {outcome}'}")
+def _plan_all(engine: Engine, stacks: list[StackName], *, quiet: bool = False) -> list[Plan]:
+    def progress(stack: StackName, outcome: Plan | Failure) -> None:
+        if not quiet:
+            click.echo(f"      planned {summary_line(outcome) if isinstance(outcome, Plan) else f'{stack}: {outcome}'}")
 
-    plans, errors = split_outcomes(engine.plan_many(stacks, progress=progress))
-    if errors:
-        raise DemoError("; ".join(errors))
+    plans, failures = split_outcomes(engine.plan_many(stacks, progress=progress))
+    if failures:
+        raise DemoError("; ".join(failure_lines(failures)))
     return plans
 
 
@@ -81,8 +84,8 @@ def _reconcile(repo: git.Repo, settings: Settings) -> PassResult:
     def applied(result: ApplyResult) -> None:
         click.echo(f"      {apply_line(result)}")
 
-    def engine_for(tree: GovernanceTree, head: str) -> TerraformEngine:
-        return terraform_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
+    def engine_for(tree: GovernanceTree, head: str) -> Engine:
+        return build_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
 
     outcome = reconcile_once(Path(repo.working_dir), "main", "config", Path(settings.state_dir), engine_for,
                              on_apply=applied)
@@ -126,7 +129,7 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
                    f"{len(tree.workloads)} workload classes")
     settings = load_settings(environ={"HYPERGOV_SETTINGS": str(DEMO_DIR / "absent.yaml")}, overrides={
         "aws.endpoint_url": endpoint.endpoint_url, "aws.max_retries": 3, "state_dir": str(DEMO_DIR / "state")})
-    engine = terraform_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
+    engine = build_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
     stacks = [StackName(s.name) for s in plan_stacks(tree)]
     with step(4, total, f"plan {len(stacks)} stacks with the real terraform "
                         f"({settings.terraform.parallelism} at a time)"):
@@ -145,23 +148,25 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         iam = endpoint.client("iam", account=PROD, region="us-west-2")
         iam.update_role(RoleName="acme-vision-engineer", MaxSessionDuration=43200)
         click.echo("      changed acme-vision-engineer MaxSessionDuration 3600 -> 43200 behind hypergov's back")
-        drift = engine.refresh(StackName("project-vision"))
+        drift = engine.refresh_many([VISION])[VISION]
+        if isinstance(drift, Failure):
+            raise DemoError(f"the drift scan failed: {drift}")
         for change in drift.changes:
             click.echo(f"      drift: {change.address}: "
                        + ", ".join(f"{a.path} {a.before} -> {a.after}" for a in change.attributes))
         if not drift.drifted:
             raise DemoError("the injected drift was not detected")
     with step(8, total, "repair the drift: plan and apply the stack again"):
-        repair = engine.plan(StackName("project-vision"))
+        (repair,) = _plan_all(engine, [VISION], quiet=True)
         click.echo(render_text([repair]))
-        result = engine.apply(repair.stack, repair)
-        if not result.ok:
-            raise DemoError(f"repair failed: {result.error}")
-        sha = commit_audit(Path(repo.working_dir), [AuditEntry(repair, result)])
+        repaired = apply_audited(engine, [repair], Path(repo.working_dir))
+        if not all(r.ok for r in repaired.results) or repaired.audit_error:
+            raise DemoError(f"repair failed: {[r.failure for r in repaired.results]} {repaired.audit_error or ''}")
         role = iam.get_role(RoleName="acme-vision-engineer")["Role"]
+        sha = repaired.audit_commit
         click.echo(f"      MaxSessionDuration is {role['MaxSessionDuration']} again; "
                    f"audit commit {sha[:12] if sha else '(none)'}")
-        if role["MaxSessionDuration"] != 3600 or not engine.plan(StackName("project-vision")).is_empty:
+        if role["MaxSessionDuration"] != 3600 or not _plan_all(engine, [VISION], quiet=True)[0].is_empty:
             raise DemoError("the drift was not repaired")
     with step(9, total, "merge a change (speech's budget 120000 -> 90000): only the stack it affects is applied"):
         target = Path(repo.working_dir) / "config" / "projects" / "speech.yaml"

@@ -14,6 +14,7 @@ from typing import Any
 
 import git
 
+from reconciler.outcomes import temporary
 from reconciler.plan import ApplyResult, Plan, StackName
 
 AUDIT_DIR = "audit"
@@ -36,10 +37,12 @@ def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
         "plan_artifact_sha256": plan.artifact_sha256,
         "planned": plan.counts(),
         "applied": sorted(f"{c.action.value} {c.address}" for c in result.applied),
-        "failed": [{"change": f"{c.action.value} {c.address}", "error": err} for c, err in result.failed],
+        "failed": [{"change": f"{c.action.value} {c.address}", "error": err.message, "kind": err.kind}
+                   for c, err in result.failed],
         "skipped": sorted(f"{c.address}: {c.note}" for c in result.skipped),
         "refusal": result.refusal,
-        "error": result.error,
+        "error": result.error.message if result.error else None,
+        "error_kind": result.error.kind if result.error else None,
         "outcome": "applied" if result.ok else ("refused" if result.refusal else "failed"),
     }
 
@@ -57,8 +60,8 @@ class AuditTrail:
         return cls(plans={p.stack: p for p in plans})
 
     def started(self, stack: StackName) -> None:
-        self.entries[stack] = AuditEntry(self.plans[stack], ApplyResult(stack=stack, error=(
-            "apply interrupted while this stack was being applied; plan again to see what is left")))
+        self.entries[stack] = AuditEntry(self.plans[stack], ApplyResult(stack=stack, error=temporary(
+            "apply interrupted while this stack was being applied; plan again to see what is left", "interrupted")))
 
     def finished(self, result: ApplyResult) -> None:
         self.entries[result.stack] = AuditEntry(self.plans[result.stack], result)

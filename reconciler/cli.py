@@ -1,36 +1,44 @@
-"""`hypergov plan`, `hypergov apply`, `hypergov drift`: the engine from the command line.
+"""`hypergov plan`, `hypergov apply`, `hypergov drift`, `hypergov reconcile`: the engine from
+the command line.
 
 Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them: 0 nothing to do,
-2 changes planned (plan) or drift found (drift), 1 an error or a refusal.
+2 changes planned (plan) or drift found (drift), 1 any error or refusal (usage errors included),
+75 busy (another apply or reconciler pass holds the state directory). A multi-stack command
+reports every stack: a stack that failed is one line saying so (classified temporary or
+permanent), the others are shown as usual.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from hypergov.gitsource import RefNotFoundError
+from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import format_problem
 from hypergov.validate import InvalidTreeError
-from reconciler.plan import ApplyResult, Drift, Plan, StackName, split_outcomes
-from reconciler.pulumi_engine import EngineUnavailableError
+from reconciler.outcomes import Failure, HypergovError, classify
+from reconciler.plan import Drift, Plan, StackName, failure_lines, split_outcomes
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 from reconciler.settings import Settings, SettingsError, load_settings
 from reconciler.terraform.runner import TerraformError
-from reconciler.terraform.workspace import MirrorNotFoundError
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
+    from reconciler.daemon import Decision
+    from reconciler.engine import Engine
     from reconciler.reconcile import PassResult
-    from reconciler.terraform.engine import TerraformEngine
 
 EXIT_CHANGES = 2
+EXIT_BUSY = 75
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -51,28 +59,52 @@ def _stacks(tree: GovernanceTree, names: Sequence[str]) -> list[StackName]:
         raise click.UsageError(str(exc)) from exc
 
 
+def _engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None) -> Engine:
+    from reconciler.factory import build_engine
+
+    return build_engine(settings, tree, source_commit=source_commit)
+
+
+@contextmanager
+def _state_lock(settings: Settings) -> Iterator[None]:
+    """Plans, drift scans and applies write the same per-stack files: one at a time per state dir."""
+    from reconciler.reconcile import ReconcilerBusyError, exclusive
+
+    try:
+        with exclusive(Path(settings.state_dir).resolve()):
+            yield
+    except ReconcilerBusyError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_BUSY)
+
+
+def _plan_progress(quiet: bool) -> Callable[[StackName, Plan | Failure], None]:
+    def progress(stack: StackName, outcome: Plan | Failure) -> None:
+        if not quiet:
+            text = summary_line(outcome) if isinstance(outcome, Plan) else f"{stack}: {outcome.kind} error"
+            click.echo(f"planned {text}", err=True)
+    return progress
+
+
 def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
-             source_commit: str | None = None) -> tuple[list[Plan], TerraformEngine]:
-    """Validate, then plan the stacks (all, in dependency order, by default)."""
+             source_commit: str | None = None) -> tuple[list[Plan], dict[StackName, Failure], Engine]:
+    """Validate, then plan the stacks (all, in dependency order, by default): every stack's
+    plan, and the failure of every stack that could not be planned."""
     from hypergov.validate import InvalidTreeError, load_valid_tree
-    from reconciler.factory import terraform_engine
 
     try:
         tree = load_valid_tree(settings.config_dir)
     except InvalidTreeError as exc:
         raise click.ClickException(f"{exc} {settings.config_dir}") from exc
     names = _stacks(tree, stack_names)
-    engine = terraform_engine(settings, tree, source_commit=source_commit)
+    engine = _engine(settings, tree, source_commit=source_commit)
+    plans, failures = split_outcomes(engine.plan_many(names, progress=_plan_progress(quiet)))
+    return plans, failures, engine
 
-    def progress(stack: StackName, outcome: Plan | Exception) -> None:
-        if not quiet:
-            text = summary_line(outcome) if isinstance(outcome, Plan) else f"{stack}: error: {outcome}"
-            click.echo(f"planned {text}", err=True)
 
-    plans, errors = split_outcomes(engine.plan_many(names, progress=progress))
-    if errors:
-        raise click.ClickException("; ".join(sorted(errors)))
-    return plans, engine
+def _report_failures(failures: dict[StackName, Failure]) -> None:
+    for line in failure_lines(failures):
+        click.echo(f"ERROR {line}", err=True)
 
 
 _COMMON = [
@@ -91,19 +123,28 @@ def _common(fn: F) -> F:
 
 
 def _guard(fn: F) -> F:
-    """Engine failures become one clear line and exit status 1, not a traceback."""
+    """Failures outside any one stack (no credentials, no provider mirror, an unreadable record, a
+    Git error) become one clear line and exit status 1, not a traceback. Real bugs still show one."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (TerraformError, MirrorNotFoundError, EngineUnavailableError, InvalidTreeError) as exc:
-            raise click.ClickException(str(exc)) from exc
+        except (HypergovError, TerraformError, InvalidTreeError, RefNotFoundError, NotInRepositoryError) as exc:
+            raise click.ClickException(classify(exc).message) from exc
+        except Exception as exc:
+            failure = classify(exc)
+            if failure.reason == "unexpected":
+                raise
+            raise click.ClickException(failure.message) from exc
     return wrapper  # type: ignore[return-value]
 
 
-@click.command("plan")
+PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage included), 75 state directory busy."
+
+
+@click.command("plan", epilog=PLAN_EXIT)
 @_common
-@click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON (failed stacks as error entries).")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the plan as Markdown (for a merge-request comment).")
 @click.option("--base", "base_ref", help="Git ref the change is compared with (a merge request's target): plan "
@@ -115,51 +156,56 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
              markdown_file: Path | None, base_ref: str | None, trace_path: Path | None) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
 
-    Exit status: 0 no changes, 2 changes planned, 1 error.
+    Every stack is reported: a stack that could not be planned is an ERROR line saying whether
+    the failure is temporary (retry: throttling, 5xx, a held lock) or permanent (access denied,
+    no credentials), and the command exits 1. The plan takes the state directory's lock, so it
+    never overwrites the saved plan of an apply or reconciler pass running beside it.
     """
     settings = _settings(settings_file, config_dir)
     extra: list[str] = []
-    if base_ref:
-        plans, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json)
-    else:
-        plans, _ = plan_all(settings, stack_names, quiet=as_json)
+    with _state_lock(settings):
+        if base_ref:
+            plans, failures, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json)
+        else:
+            plans, failures, _ = plan_all(settings, stack_names, quiet=as_json)
     if as_json:
-        click.echo(json.dumps([p.as_dict() for p in plans], indent=2, default=str))
+        entries: list[dict[str, Any]] = [p.as_dict() for p in plans]
+        entries += [{"stack": n, "error": f.as_dict()} for n, f in failures.items()]
+        click.echo(json.dumps(entries, indent=2, default=str))
     else:
         click.echo(render_text(plans), nl=False)
+        _report_failures(failures)
     if markdown_file:
         markdown_file.write_text(render_markdown(plans, extra_sections=extra))
-    sys.exit(EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
+    sys.exit(1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
 
 
 def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *,
-                        quiet: bool) -> tuple[list[Plan], list[str]]:
+                        quiet: bool) -> tuple[list[Plan], dict[StackName, Failure], list[str]]:
     from hypergov.capacity.render import render_markdown as capacity_markdown
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
     from hypergov.loader import read_tree_dir
     from hypergov.validate import load_valid_tree, validate_files
-    from reconciler.factory import terraform_engine
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, scope
 
     head = load_valid_tree(settings.config_dir)
     try:
-        base_files = read_tree_at(".", base_ref, str(settings.config_dir))
-    except RefNotFoundError as exc:
+        where = locate_tree(settings.config_dir)
+        base_files = read_tree_at(where.repo, base_ref, where.subdir)
+    except (RefNotFoundError, NotInRepositoryError) as exc:
         raise click.UsageError(str(exc)) from exc
     base_report = validate_files(base_files)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
     approvals = required_approvals(base_files, read_tree_dir(settings.config_dir), base_report.tree)
     mr = scope(base_report.tree, head)
-    engine = terraform_engine(settings, head)
+    engine = _engine(settings, head)
     if not quiet:
         click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
                    f"{mr.affected.unchanged} unchanged", err=True)
-    plans, errors = split_outcomes(engine.plan_many(list(mr.affected.to_plan)))
-    if errors:
-        raise click.ClickException("; ".join(errors))
-    plans += [engine.plan_destroy(s) for s in mr.affected.removed]
+    plans, failures = split_outcomes(engine.plan_many(list(mr.affected.to_plan), destroy=mr.affected.removed,
+                                                      progress=_plan_progress(quiet)))
     extra = [approvals_markdown(approvals)]
     if not quiet:
         click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
@@ -170,10 +216,11 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
         if not quiet:
             click.echo(f"capacity impact simulated on {diff.jobs} jobs: "
                        f"{len(diff.regressions)} team regression(s)", err=True)
-    return plans, extra
+    return plans, failures, extra
 
 
-@click.command("apply")
+@click.command("apply", epilog="Exit status: 0 applied (or nothing to apply), 1 any error, failure or refusal "
+               "(usage included), 75 a reconciler pass or another apply holds the state directory.")
 @_common
 @click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
 @click.option("--no-audit", is_flag=True, help="Do not commit audit records (a local experiment, never CI).")
@@ -182,18 +229,14 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
               no_audit: bool) -> None:
     """Plan, show the plan, and apply exactly that plan, in dependency order: the org stack, then
     the cluster stacks side by side, then the project stacks (terraform.parallelism at a time); a
-    stack whose dependency failed is not applied.
+    stack whose dependency failed is not applied. Nothing is applied when any stack fails to plan.
 
     Every stack that changed or failed gets an audit record (stack, source commit, plan hash,
     what was applied or failed; never attribute values) committed to the governance repository:
     the Git repository holding the config tree, or `audit_repo` in the settings. Apply refuses to
     start when there is no such repository, unless --no-audit.
-
-    Exit status: 0 applied (or nothing to apply), 1 failed or refused, 75 a reconciler pass or
-    another apply is running on the same state directory.
     """
     from reconciler.audit import AuditRepoError, find_audit_repo
-    from reconciler.reconcile import ReconcilerBusyError, exclusive
 
     settings = _settings(settings_file, config_dir)
     audit_repo = None
@@ -202,12 +245,8 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
             audit_repo = find_audit_repo(settings.config_dir, settings.audit_repo)
         except AuditRepoError as exc:
             raise click.UsageError(str(exc)) from exc
-    try:
-        with exclusive(Path(settings.state_dir).resolve()):  # never beside a reconciler pass or another apply
-            _apply(settings, stack_names, yes=yes, audit_repo=audit_repo)
-    except ReconcilerBusyError as exc:
-        click.echo(str(exc), err=True)
-        sys.exit(75)
+    with _state_lock(settings):  # never beside a reconciler pass, a plan or another apply
+        _apply(settings, stack_names, yes=yes, audit_repo=audit_repo)
 
 
 def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_repo: Path | None) -> None:
@@ -215,8 +254,12 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
     from reconciler.reconcile import apply_audited
 
     commit = source_commit(audit_repo, settings.config_dir) if audit_repo else None
-    plans, engine = plan_all(settings, stack_names, source_commit=commit)
+    plans, failures, engine = plan_all(settings, stack_names, source_commit=commit)
     click.echo(render_text(plans), nl=False)
+    if failures:  # apply nothing of a run that could not be planned whole
+        _report_failures(failures)
+        click.echo("nothing applied: every stack must plan before any is applied", err=True)
+        sys.exit(1)
     pending = [p for p in plans if not p.is_empty]
     if not pending:
         click.echo("nothing to apply")
@@ -232,37 +275,36 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
     sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
 
 
-@click.command("drift")
+@click.command("drift", epilog="Exit status: 0 no drift, 2 drift found, 1 any error (a stack that could not be "
+               "scanned included: an incomplete scan never reads as no drift), 75 state directory busy.")
 @_common
 @click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON.")
 @_guard
 def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
     """Compare live AWS state with each stack's last applied state (refresh-only plans,
     terraform.parallelism stacks at a time). A stack never applied has nothing to drift.
-
-    Exit status: 0 no drift, 2 drift found, 1 error.
     """
     from hypergov.validate import load_valid_tree
-    from reconciler.factory import terraform_engine
 
     settings = _settings(settings_file, config_dir)
     tree = load_valid_tree(settings.config_dir)
-    engine = terraform_engine(settings, tree)
+    names = _stacks(tree, stack_names)
 
-    def progress(stack: StackName, outcome: Drift | Exception) -> None:
-        state = f"error: {outcome}" if isinstance(outcome, Exception) else (
+    def progress(stack: StackName, outcome: Drift | Failure) -> None:
+        state = f"{outcome.kind} error" if isinstance(outcome, Failure) else (
             "DRIFTED" if outcome.drifted else "in sync")
         click.echo(f"refreshed {stack}: {state}", err=True)
 
-    outcomes = engine.refresh_many(_stacks(tree, stack_names), progress=progress)
+    with _state_lock(settings):
+        outcomes = _engine(settings, tree).refresh_many(names, progress=progress)
     drifts = [o for o in outcomes.values() if isinstance(o, Drift)]
-    errors = {n: str(o) for n, o in outcomes.items() if isinstance(o, Exception)}
+    failures = {n: o for n, o in outcomes.items() if isinstance(o, Failure)}
     if as_json:
-        payload = [{"stack": d.stack, "drifted": d.drifted, "changes": [
+        payload: list[dict[str, Any]] = [{"stack": d.stack, "drifted": d.drifted, "changes": [
             {"address": c.address, "action": c.action.value,
              "attributes": [{"path": a.path, "before": a.before, "after": a.after} for a in c.attributes]}
             for c in d.changes]} for d in drifts]
-        payload += [{"stack": n, "error": e} for n, e in sorted(errors.items())]
+        payload += [{"stack": n, "error": f.as_dict()} for n, f in sorted(failures.items())]
         click.echo(json.dumps(payload, indent=2, default=str))
     else:
         for d in drifts:
@@ -270,22 +312,28 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
             for c in d.changes:
                 diffs = ", ".join(f"{a.path} {a.before!r} -> {a.after!r}" for a in c.attributes)
                 click.echo(f"  ~ {c.address}: {diffs}")
-        for name, error in sorted(errors.items()):
-            click.echo(f"{name}: ERROR {error}", err=True)
+        _report_failures(failures)
     # an incomplete scan must not read as "no drift"
-    sys.exit(1 if errors else EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
+    sys.exit(1 if failures else EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
 
 
-@click.command("reconcile")
+@click.command("reconcile", epilog="Exit status (one pass): 0 applied or up to date, 1 refused or failed (usage "
+               "included), 75 another reconciler pass or hypergov apply holds the state directory. With --watch: "
+               "0 after SIGTERM, 130 after Ctrl-C; a failed pass never ends the loop.")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: ./hypergov.yaml if present).")
 @click.option("--repo", "repo_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Governance repository (default: settings audit_repo, else the one holding config_dir).")
 @click.option("--branch", default="main", show_default=True, help="Branch whose head is applied.")
-@click.option("--watch", "interval", type=click.FloatRange(min=1), metavar="SECONDS",
-              help="Keep going: a pass every SECONDS until interrupted (default: one pass).")
+@click.option("--watch", "interval", type=click.FloatRange(min=0.1), metavar="SECONDS",
+              help="Keep going: a pass every SECONDS until SIGTERM or Ctrl-C (default: one pass). Temporary "
+              "failures are retried sooner or later with jittered exponential backoff (capped by --max-backoff); "
+              "after a permanent one the loop waits for a new commit on the branch.")
+@click.option("--max-backoff", "max_backoff", type=click.FloatRange(min=0.1), default=300.0, show_default=True,
+              metavar="SECONDS", help="Longest wait between retries of a temporary failure.")
 @_guard
-def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: str, interval: float | None) -> None:
+def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: str, interval: float | None,
+                  max_backoff: float) -> None:
     """Apply the head of the governance branch: what a merge does.
 
     Reads the tree from the branch's head commit (not the working copy), refuses a tree that
@@ -293,56 +341,75 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     of them on the first pass; destroys for stacks whose source left the tree), applies them in
     dependency order and commits the audit records to the repository. A pass that fails is
     retried from the same base next time. One reconciler at a time per state directory.
-
-    Exit status (one pass): 0 applied or up to date, 1 refused or failed, 75 another reconciler
-    pass or hypergov apply holds the state directory.
+    SIGTERM lets the stacks being applied finish, records them, and exits 0.
     """
-    import time
-
     from reconciler.audit import AuditRepoError, find_audit_repo
-    from reconciler.factory import terraform_engine
-    from reconciler.reconcile import ReconcilerBusyError, ReconcilerStateError, reconcile_once
 
     settings = _settings(settings_file, None)
     try:
         repo = (repo_path or find_audit_repo(settings.config_dir, settings.audit_repo)).resolve()
-    except AuditRepoError as exc:
+        where = locate_tree(settings.config_dir, repo=repo)
+    except (AuditRepoError, NotInRepositoryError) as exc:
         raise click.UsageError(str(exc)) from exc
-    config = settings.config_dir.resolve() if settings.config_dir.is_absolute() else repo / settings.config_dir
-    subdir = str(config.relative_to(repo)) if config.is_relative_to(repo) else str(settings.config_dir)
-
-    def applied(result: ApplyResult) -> None:
-        click.echo(f"  {apply_line(result)}", err=True)
-
-    def one_pass() -> int:
-        try:
-            outcome = reconcile_once(repo, branch, subdir, Path(settings.state_dir).resolve(),
-                                     lambda tree, head: terraform_engine(settings, tree, source_commit=head),
-                                     on_apply=applied)
-        except ReconcilerBusyError as exc:
-            click.echo(str(exc), err=True)
-            return 75
-        except RefNotFoundError as exc:
-            raise click.UsageError(str(exc)) from exc
-        except ReconcilerStateError as exc:
-            raise click.ClickException(str(exc)) from exc
-        except TerraformError as exc:
-            if interval is None:
-                raise
-            click.echo(f"{branch}: pass failed, retrying in {interval:g} s: {exc}", err=True)
-            return 1
-        _report_pass(branch, outcome)
-        return 0 if outcome.ok else 1
-
-    if interval is None:
-        sys.exit(one_pass())
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        while True:
-            one_pass()
-            time.sleep(interval)
+        if interval is None:
+            sys.exit(_one_pass(settings, where.repo, where.subdir, branch, stop))
+        _watch(settings, where.repo, where.subdir, branch, stop, interval=interval, max_backoff=max_backoff)
     except KeyboardInterrupt:
-        click.echo("reconciler stopped", err=True)
+        click.echo("reconciler stopped (interrupted)", err=True)
         sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    click.echo("reconciler stopped (SIGTERM)", err=True)
+
+
+def _run_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> PassResult:
+    from reconciler.reconcile import reconcile_once
+
+    return reconcile_once(repo, branch, subdir, Path(settings.state_dir).resolve(),
+                          lambda tree, head: _engine(settings, tree, source_commit=head),
+                          on_apply=lambda result: click.echo(f"  {apply_line(result)}", err=True), stop=stop)
+
+
+def _one_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> int:
+    from reconciler.reconcile import ReconcilerBusyError
+
+    try:
+        outcome = _run_pass(settings, repo, subdir, branch, stop)
+    except ReconcilerBusyError as exc:
+        click.echo(str(exc), err=True)
+        return EXIT_BUSY
+    except RefNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+    _report_pass(branch, outcome)
+    return 0 if outcome.ok or outcome.status == "stopped" else 1
+
+
+def _watch(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event, *, interval: float,
+           max_backoff: float) -> None:
+    import git
+
+    from reconciler.daemon import watch
+    from reconciler.outcomes import Backoff
+
+    def head_of() -> str:
+        try:
+            return str(git.Repo(repo).commit(branch).hexsha)
+        except (git.BadName, ValueError) as exc:
+            raise RefNotFoundError(f"no branch '{branch}' in {repo}") from exc
+
+    def waiting(decision: Decision) -> None:
+        if decision.next != "steady":
+            what = "retrying" if decision.next == "retry" else "waiting for a new commit; checking"
+            click.echo(f"{branch}: {what} in {decision.delay_s:.1f} s", err=True)
+
+    watch(run_pass=lambda: _run_pass(settings, repo, subdir, branch, stop), head_of=head_of, interval_s=interval,
+          backoff=Backoff(base_s=min(2.0, max_backoff), cap_s=max_backoff), stop=stop,
+          on_pass=lambda outcome: _report_pass(branch, outcome),
+          on_failure=lambda failure: click.echo(f"{branch}: pass failed ({failure.kind}): {failure}", err=True),
+          on_wait=waiting)
 
 
 def _report_pass(branch: str, outcome: PassResult) -> None:
@@ -355,7 +422,8 @@ def _report_pass(branch: str, outcome: PassResult) -> None:
             click.echo(format_problem(problem), err=True)
     else:
         changed = [r for r in outcome.results if r.applied]
-        click.echo(f"{where}: {outcome.status}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
+        kind = f" ({outcome.failure_kind})" if outcome.failure_kind else ""
+        click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
                    + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
                    + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))
         for error in outcome.errors:

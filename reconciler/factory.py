@@ -1,4 +1,5 @@
-"""Build the engine the settings ask for, with every client it needs, in one place."""
+"""Build the engine the settings ask for (`engine: auto | pulumi | terraform`), with every client
+it needs, in one place. Every command, the reconciler and the demo get their engine here."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from hypergov.model.tree import GovernanceTree
 from reconciler.aws_clients import AwsClients
+from reconciler.engine import Engine
 from reconciler.hyperpod import HyperPodExecutor
 from reconciler.kube import DynamicKubeApi, KubeApi
 from reconciler.pulumi_engine import PulumiEngine
@@ -45,8 +47,10 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
                            kube_api_for=kube_api_factory(settings), source_commit=source_commit)
 
 
-def build_engine(settings: Settings, tree: GovernanceTree, *, project_dir: Path,
-                 source_commit: str | None = None) -> TerraformEngine | PulumiEngine:
+def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
+                 environ: dict[str, str] | None = None) -> Engine:
+    """The engine `settings.engine` selects: `auto` is pulumi where the Pulumi CLI is installed,
+    else terraform. The pulumi engine refuses clearly (permanently) where its CLI is missing."""
     if settings.resolved_engine() == "pulumi":
-        return PulumiEngine(settings=settings, project_dir=project_dir)
-    return terraform_engine(settings, tree, source_commit=source_commit)
+        return PulumiEngine(settings=settings, tree=tree, source_commit=source_commit, environ=environ)
+    return terraform_engine(settings, tree, source_commit=source_commit, environ=environ)

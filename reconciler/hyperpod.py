@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.drivers import hyperpod as driver
+from reconciler.outcomes import Failure, classify
 from reconciler.plan import Action, AttributeChange, ResourceChange
 
 COMPUTE_QUOTA_TYPE = "aws-native:sagemaker:ComputeQuota"
@@ -107,9 +108,9 @@ class HyperPodExecutor:
                                                  driver.Change("delete")))
         return planned
 
-    def apply(self, planned: Sequence[PlannedObject]) -> list[tuple[PlannedObject, str | None]]:
-        """Carry out each decision; returns (object, error message or None)."""
-        results: list[tuple[PlannedObject, str | None]] = []
+    def apply(self, planned: Sequence[PlannedObject]) -> list[tuple[PlannedObject, Failure | None]]:
+        """Carry out each decision; returns (object, its classified failure or None)."""
+        results: list[tuple[PlannedObject, Failure | None]] = []
         for item in planned:
             if item.change.action == "none":
                 continue
@@ -120,7 +121,7 @@ class HyperPodExecutor:
                                     desired_tags=item.obj.tags if item.obj else {}, observed=item.observed)
                 results.append((item, None))
             except Exception as exc:  # every failure is reported per object
-                results.append((item, f"{type(exc).__name__}: {exc}"))
+                results.append((item, classify(exc)))
         return results
 
 

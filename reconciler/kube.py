@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from reconciler.outcomes import Failure, classify
 from reconciler.plan import Action, ResourceChange, diff_attributes
 
 FIELD_MANAGER = "hypergov"
@@ -92,11 +93,11 @@ def plan_objects(objects: Iterable[KubeObject], *, cluster: str, stack: str,
 
 
 def apply_objects(objects: Sequence[KubeObject], *, cluster: str, stack: str,
-                  api: KubeApi) -> tuple[list[ResourceChange], list[tuple[ResourceChange, str]]]:
+                  api: KubeApi) -> tuple[list[ResourceChange], list[tuple[ResourceChange, Failure]]]:
     """Server-side apply what differs, prune what the stack no longer declares; every failure is
     reported per object so that the others still converge."""
     applied: list[ResourceChange] = []
-    failed: list[tuple[ResourceChange, str]] = []
+    failed: list[tuple[ResourceChange, Failure]] = []
     by_address = {o.address: o for o in objects}
     managed = {o.address: o for o in api.list_managed(stack)}
     for change in plan_objects(objects, cluster=cluster, stack=stack, api=api):
@@ -110,7 +111,7 @@ def apply_objects(objects: Sequence[KubeObject], *, cluster: str, stack: str,
                 api.apply(by_address[change.address])
             applied.append(change)
         except Exception as exc:  # reported per object
-            failed.append((change, f"{type(exc).__name__}: {exc}"))
+            failed.append((change, classify(exc)))
     return applied, failed
 
 

@@ -15,10 +15,11 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reconciler.outcomes import Failure
 from stacks.spec import StackName
 
-__all__ = ["MASK", "Action", "ApplyResult", "AttributeChange", "Drift", "Plan", "ResourceChange", "StackName",
-           "diff_attributes", "mask", "split_outcomes"]
+__all__ = ["MASK", "Action", "ApplyResult", "AttributeChange", "Drift", "DriftOutcome", "Failure", "Plan",
+           "PlanOutcome", "ResourceChange", "StackName", "diff_attributes", "failure_lines", "mask", "split_outcomes"]
 
 MASK = "(sensitive)"
 
@@ -102,27 +103,46 @@ class Plan:
 class ApplyResult:
     stack: StackName
     applied: tuple[ResourceChange, ...] = ()
-    failed: tuple[tuple[ResourceChange, str], ...] = ()
+    failed: tuple[tuple[ResourceChange, Failure], ...] = ()
     skipped: tuple[ResourceChange, ...] = ()
     refusal: str | None = None  # expected, for the user (e.g. "the plan changed since review")
-    error: str | None = None  # unexpected
+    error: Failure | None = None  # unexpected, classified temporary or permanent
 
     @property
     def ok(self) -> bool:
         return self.refusal is None and self.error is None and not self.failed
 
     @property
+    def failures(self) -> tuple[Failure, ...]:
+        """Every classified failure of this stack (the stack's own error and each object's)."""
+        return ((self.error,) if self.error else ()) + tuple(f for _, f in self.failed)
+
+    @property
     def failure(self) -> str | None:
         """Why the stack did not apply cleanly (None when it did)."""
         if self.ok:
             return None
-        return self.refusal or self.error or "; ".join(f"{c.address}: {e}" for c, e in self.failed)
+        return self.refusal or (self.error.message if self.error else None) or "; ".join(
+            f"{c.address}: {e.message}" for c, e in self.failed)
 
 
-def split_outcomes(outcomes: Mapping[str, Plan | Exception]) -> tuple[list[Plan], list[str]]:
-    """The plans (in the outcomes' order) and one `stack: error` line per stack that failed to plan."""
+def split_outcomes(outcomes: Mapping[StackName, Plan | Failure]) -> tuple[list[Plan], dict[StackName, Failure]]:
+    """The plans (in the outcomes' order) and the failure of every stack that could not be planned."""
     plans = [o for o in outcomes.values() if isinstance(o, Plan)]
-    return plans, [f"{name}: {o}" for name, o in outcomes.items() if not isinstance(o, Plan)]
+    return plans, {name: o for name, o in outcomes.items() if isinstance(o, Failure)}
+
+
+def failure_lines(failures: Mapping[StackName, Failure]) -> list[str]:
+    """One `stack: [kind] message` line per failed stack; a message shared by many stacks (e.g.
+    missing credentials) is said once, naming the stacks."""
+    by_message: dict[tuple[str, str], list[str]] = {}
+    for stack, failure in failures.items():
+        by_message.setdefault((failure.kind, failure.message), []).append(stack)
+    lines = []
+    for (kind, message), stacks in by_message.items():
+        who = stacks[0] if len(stacks) == 1 else f"{len(stacks)} stacks ({', '.join(sorted(stacks))})"
+        lines.append(f"{who}: {kind}: {message}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -136,6 +156,10 @@ class Drift:
     @property
     def drifted(self) -> bool:
         return bool(self.changes) or bool(self.unmanaged)
+
+
+PlanOutcome = Plan | Failure  # what planning one stack ended with
+DriftOutcome = Drift | Failure  # what refreshing one stack ended with
 
 
 def mask(value: Any, sensitive: Any) -> Any:

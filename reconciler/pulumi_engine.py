@@ -2,23 +2,40 @@
 `pulumi up` runs for administrators.
 
 This seam is deliberately thin: select the stack, preview with a saved plan file, `up` exactly
-that plan, refresh. Everything it returns is converted by `changes_from_events`, a pure function
-over Pulumi's engine events that is tested without the CLI. The Pulumi CLI cannot be installed
-on every machine (the installers download from the internet); without it this engine refuses
-with a clear message and the terraform engine does the work.
+that plan, refresh, destroy a stack that left the tree. Everything it returns is converted by
+pure functions over Pulumi's engine events (`changes_from_events`, `_checked`) that are tested
+without the CLI. The Pulumi CLI cannot be installed on every machine (the installers download
+from the internet); without it every stack's outcome is a permanent failure saying what to
+install or how to select the terraform engine.
 """
 
 from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterable
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
-from reconciler.plan import Action, ApplyResult, AttributeChange, Drift, Plan, ResourceChange, StackName
+from hypergov.model.tree import GovernanceTree
+from reconciler.engine import Progress
+from reconciler.outcomes import PermanentError, classify_text, permanent
+from reconciler.plan import (
+    Action,
+    ApplyResult,
+    AttributeChange,
+    Drift,
+    DriftOutcome,
+    Plan,
+    PlanOutcome,
+    ResourceChange,
+    StackName,
+)
+from reconciler.schedule import apply_in_dependency_order, run_in_parallel
 from reconciler.settings import Settings
+from stacks.spec import plan_stacks
 
 _OPS = {"create": Action.CREATE, "update": Action.UPDATE, "replace": Action.REPLACE,
         "create-replacement": Action.REPLACE, "delete": Action.DELETE, "same": Action.NOOP,
@@ -26,8 +43,10 @@ _OPS = {"create": Action.CREATE, "update": Action.UPDATE, "replace": Action.REPL
 _SKIP_TYPES = ("pulumi:pulumi:Stack", "pulumi:providers:")
 
 
-class EngineUnavailableError(Exception):
+class EngineUnavailableError(PermanentError):
     """The engine cannot run on this machine; the message says what to install or configure."""
+
+    reason = "engine-unavailable"
 
 
 def require_pulumi_cli() -> str:
@@ -77,41 +96,170 @@ def changes_from_events(events: Iterable[Any]) -> tuple[ResourceChange, ...]:
     return tuple(by_urn[k] for k in sorted(by_urn))
 
 
+class AutomationStack(Protocol):
+    """The slice of `pulumi.automation.Stack` this engine calls: the seam its tests drive, since
+    the Pulumi CLI behind the real one cannot be installed on every machine."""
+
+    def preview(self, **kwargs: Any) -> Any: ...
+    def up(self, **kwargs: Any) -> Any: ...
+    def preview_destroy(self, **kwargs: Any) -> Any: ...
+    def destroy(self, **kwargs: Any) -> Any: ...
+    def preview_refresh(self, **kwargs: Any) -> Any: ...
+
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent  # holds Pulumi.yaml and __main__.py
+
+
+@dataclass
+class _Planned:
+    plan: Plan
+    destroy: bool
+
+
 @dataclass
 class PulumiEngine:
-    """plan / apply / refresh through the Automation API for one project directory."""
+    """The `Engine` of Pulumi's Automation API over the project's own program (`__main__.py`).
+
+    Apply runs exactly what was previewed: `preview(plan=FILE)` saves Pulumi's update plan and
+    `up(plan=FILE)` refuses to do anything else; the file's hash is part of the reviewed plan.
+    Every result is checked (`summary.result`), and CLI errors are classified (a concurrent
+    update is temporary, a compilation error permanent)."""
 
     settings: Settings
-    project_dir: Path
+    tree: GovernanceTree
+    source_commit: str | None = None
+    environ: Mapping[str, str] | None = None
+    project_dir: Path = PROJECT_DIR
+    select: Callable[[StackName], AutomationStack] | None = None  # default: LocalWorkspace + the CLI
+    list_stacks: Callable[[], list[str]] | None = None
+    name: str = "pulumi"
+    _planned: dict[StackName, _Planned] = field(default_factory=dict)
 
-    def _stack(self, stack: StackName) -> Any:
+    # --- the Automation API boundary -----------------------------------------------------------
+    def _options(self) -> dict[str, str]:
+        env = {"PULUMI_BACKEND_URL": self.settings.pulumi_backend,
+               "PULUMI_EXPERIMENTAL": "true"}  # update plans (preview --save-plan, up --plan)
+        passphrase = (self.environ or {}).get("PULUMI_CONFIG_PASSPHRASE")
+        if passphrase is not None:
+            env["PULUMI_CONFIG_PASSPHRASE"] = passphrase
+        return env
+
+    def _stack(self, stack: StackName) -> AutomationStack:
+        if self.select is not None:
+            return self.select(stack)
         require_pulumi_cli()
         from pulumi import automation as auto  # imported late: only this engine needs it
 
-        opts = auto.LocalWorkspaceOptions(work_dir=str(self.project_dir), env_vars={
-            "PULUMI_BACKEND_URL": self.settings.pulumi_backend})
-        return auto.select_stack(stack_name=stack, work_dir=str(self.project_dir), opts=opts)
+        opts = auto.LocalWorkspaceOptions(work_dir=str(self.project_dir), env_vars=self._options())
+        selected = auto.select_stack(stack_name=stack, work_dir=str(self.project_dir), opts=opts)
+        return cast(AutomationStack, selected)
 
+    def known_stacks(self) -> list[StackName]:
+        if self.list_stacks is not None:
+            return sorted(StackName(n) for n in self.list_stacks())
+        require_pulumi_cli()
+        from pulumi import automation as auto
+
+        workspace = auto.LocalWorkspace(work_dir=str(self.project_dir), env_vars=self._options())
+        return sorted(StackName(s.name) for s in workspace.list_stacks())
+
+    # --- plan ----------------------------------------------------------------------------------
     def _plan_file(self, stack: StackName) -> Path:
-        path = self.settings.state_dir / "pulumi-plans" / f"{stack}.json"
+        path = Path(self.settings.state_dir) / "pulumi-plans" / f"{stack}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def plan(self, stack: StackName) -> Plan:
+    def _plan_one(self, stack: StackName, *, destroy: bool) -> Plan:
         events: list[Any] = []
+        target = self._stack(stack)
         plan_file = self._plan_file(stack)
-        self._stack(stack).preview(diff=True, plan=str(plan_file), on_event=events.append)
-        digest = hashlib.sha256(plan_file.read_bytes()).hexdigest() if plan_file.exists() else None
-        return Plan(stack=stack, engine="pulumi", changes=changes_from_events(events), artifact_sha256=digest)
+        plan_file.unlink(missing_ok=True)
+        if destroy:
+            target.preview_destroy(on_event=events.append)
+        else:
+            target.preview(diff=True, plan=str(plan_file), on_event=events.append)
+        changes = changes_from_events(events)
+        plan = Plan(stack=stack, engine=self.name, changes=changes, source_commit=self.source_commit,
+                    artifact_sha256=_artifact(plan_file, changes),
+                    notes=("stack removed from the tree",) if destroy else ())
+        self._planned[stack] = _Planned(plan, destroy)
+        return plan
 
-    def apply(self, stack: StackName, plan: Plan) -> ApplyResult:
+    def plan_many(self, stacks: Sequence[StackName], *, destroy: Sequence[StackName] = (),
+                  progress: Progress[PlanOutcome] | None = None) -> dict[StackName, PlanOutcome]:
+        removed = set(destroy)
+        return run_in_parallel([*stacks, *destroy], lambda s: self._plan_one(s, destroy=s in removed),
+                               parallelism=self.settings.terraform.parallelism, progress=progress)
+
+    # --- apply ---------------------------------------------------------------------------------
+    def apply(self, plan: Plan) -> ApplyResult:
+        stack = plan.stack
+        planned = self._planned.get(stack)
+        if planned is None or planned.plan.fingerprint() != plan.fingerprint():
+            return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
         plan_file = self._plan_file(stack)
-        if not plan_file.exists() or hashlib.sha256(plan_file.read_bytes()).hexdigest() != plan.artifact_sha256:
+        if _artifact(plan_file, plan.changes) != plan.artifact_sha256:
             return ApplyResult(stack=stack, refusal="the saved Pulumi plan changed since it was reviewed; plan again")
-        self._stack(stack).up(plan=str(plan_file))
-        return ApplyResult(stack=stack, applied=plan.actionable)
+        if plan.is_empty:
+            return ApplyResult(stack=stack)
+        events: list[Any] = []
+        target = self._stack(stack)
+        if planned.destroy:
+            result = target.destroy(on_event=events.append)
+        else:
+            result = target.up(plan=str(plan_file), on_event=events.append)
+        return _checked(plan, result, events)
 
-    def refresh(self, stack: StackName) -> Drift:
+    def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,
+                   on_done: Callable[[ApplyResult], None] | None = None,
+                   stop: threading.Event | None = None) -> list[ApplyResult]:
+        return apply_in_dependency_order(
+            plans, depends_on={s.name: s.depends_on for s in plan_stacks(self.tree)}, apply_one=self.apply,
+            parallelism=self.settings.terraform.parallelism, on_start=on_start, on_done=on_done, stop=stop)
+
+    # --- drift ---------------------------------------------------------------------------------
+    def _refresh_one(self, stack: StackName) -> Drift:
         events: list[Any] = []
         self._stack(stack).preview_refresh(on_event=events.append)
         return Drift(stack=stack, changes=tuple(c for c in changes_from_events(events) if c.action is not Action.NOOP))
+
+    def refresh_many(self, stacks: Sequence[StackName], *,
+                     progress: Progress[DriftOutcome] | None = None) -> dict[StackName, DriftOutcome]:
+        return run_in_parallel(stacks, self._refresh_one, parallelism=self.settings.terraform.parallelism,
+                               progress=progress)
+
+
+def _artifact(plan_file: Path, changes: Sequence[ResourceChange]) -> str:
+    """The saved update plan (when there is one) and the decided changes: what apply must match."""
+    digest = hashlib.sha256(plan_file.read_bytes() if plan_file.exists() else b"")
+    digest.update(repr([(c.address, c.action.value) for c in changes]).encode())
+    return digest.hexdigest()
+
+
+def _failed_urns(events: Iterable[Any]) -> dict[str, str]:
+    """URN -> the engine's message, for every resource operation that failed during an update."""
+    failed: dict[str, str] = {}
+    for event in events:
+        op_failed = getattr(event, "res_op_failed_event", None)
+        if op_failed is not None and op_failed.metadata is not None:
+            failed[op_failed.metadata.urn] = f"{op_failed.metadata.op} failed (status {op_failed.status})"
+        diagnostic = getattr(event, "diagnostic_event", None)
+        if diagnostic is not None and diagnostic.urn and diagnostic.severity == "error":
+            failed[diagnostic.urn] = " ".join(diagnostic.message.split())
+    return failed
+
+
+def _checked(plan: Plan, result: Any, events: Sequence[Any]) -> ApplyResult:
+    """Believe an update only as far as its summary and events say: a `failed` result or a failed
+    resource operation is a failure, never "applied"."""
+    outcome = getattr(getattr(result, "summary", None), "result", None)
+    failed = _failed_urns(events)
+    bad = tuple((c, classify_text(failed[c.address])) for c in plan.actionable if c.address in failed)
+    applied = tuple(c for c in plan.actionable if c.address not in failed)
+    if outcome == "succeeded" and not bad:
+        return ApplyResult(stack=plan.stack, applied=applied)
+    if bad:
+        return ApplyResult(stack=plan.stack, applied=applied, failed=bad)
+    return ApplyResult(stack=plan.stack, error=permanent(
+        f"pulumi up ended '{outcome}' without saying which resource failed; see `pulumi stack history`",
+        "pulumi"))

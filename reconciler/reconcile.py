@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,20 +27,24 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
-from reconciler.plan import ApplyResult, Plan, StackName, split_outcomes
-from reconciler.terraform.engine import TerraformEngine
+from reconciler.engine import Engine
+from reconciler.outcomes import Failure, FailureKind, PermanentError, TemporaryError
+from reconciler.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
 STATE_FILE = "reconciler.json"
 LOCK_FILE = "reconciler.lock"
 
-PassStatus = Literal["up to date", "applied", "invalid", "plan failed", "apply failed"]
-EngineFactory = Callable[[GovernanceTree, str], TerraformEngine]  # (tree, source commit) -> engine
+PassStatus = Literal["up to date", "applied", "invalid", "plan failed", "apply failed", "stopped"]
+EngineFactory = Callable[[GovernanceTree, str], Engine]  # (tree, source commit) -> engine
 
 
-class ReconcilerBusyError(Exception):
+class ReconcilerBusyError(TemporaryError):
     """Another reconciler (or `hypergov apply`) holds the lock on this state directory."""
+
+    reason = "busy"
+    retry_after_s = 10.0
 
 
 @dataclass(frozen=True)
@@ -58,12 +63,32 @@ class PassResult:
     problems: tuple[Problem, ...] = ()
     plans: list[Plan] = field(default_factory=list)
     results: list[ApplyResult] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    failures: dict[StackName, Failure] = field(default_factory=dict)  # stacks that failed to plan
+    audit_error: str | None = None
     audit_commit: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.status in ("up to date", "applied")
+
+    @property
+    def errors(self) -> list[str]:
+        """One line per failed stack (and the audit commit), for people."""
+        lines = failure_lines(self.failures)
+        lines += [f"{r.stack}: {r.failure}" for r in self.results if not r.ok]
+        return lines + ([self.audit_error] if self.audit_error else [])
+
+    @property
+    def failure_kind(self) -> FailureKind | None:
+        """None when the pass succeeded; temporary when trying the same head again may succeed
+        (every failure of the pass is temporary); permanent when it needs a new commit or a person."""
+        if self.ok or self.status == "stopped":
+            return None
+        if self.status == "invalid" or self.audit_error:
+            return "permanent"
+        found = [*self.failures.values(), *(f for r in self.results for f in r.failures)]
+        refused = [r for r in self.results if r.refusal and not r.refusal.startswith("not applied:")]
+        return "temporary" if found and not refused and all(f.temporary for f in found) else "permanent"
 
 
 def reconcile_scope(base: GovernanceTree | None, head: GovernanceTree, known: Sequence[StackName]) -> Scope:
@@ -91,8 +116,10 @@ def exclusive(state_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-class ReconcilerStateError(Exception):
+class ReconcilerStateError(PermanentError):
     """The reconciler's record of what it applied is unreadable; the message says how to recover."""
+
+    reason = "reconciler-state"
 
 
 def _state(state_dir: Path) -> dict[str, Any]:
@@ -126,13 +153,16 @@ def _remember(state_dir: Path, branch: str, commit: str) -> None:
 
 
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-                   *, on_apply: Callable[[ApplyResult], None] | None = None) -> PassResult:
+                   *, on_apply: Callable[[ApplyResult], None] | None = None,
+                   stop: threading.Event | None = None) -> PassResult:
+    """One pass. Raises only for what ends the pass before any stack is touched (busy, the branch
+    or the reconciler's record unreadable, Git errors, an engine that cannot be built)."""
     with exclusive(state_dir):
-        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply)
+        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop)
 
 
 def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-          on_apply: Callable[[ApplyResult], None] | None) -> PassResult:
+          on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None) -> PassResult:
     repo = git.Repo(repo_path)
     try:
         head = str(repo.commit(branch).hexsha)
@@ -150,17 +180,19 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return PassResult(head=head, base=base, status="invalid", problems=tuple(report.problems))
     engine = engine_for(report.tree, head)
     scope = reconcile_scope(_valid_tree_at(repo_path, base, subdir), report.tree, engine.known_stacks())
-    plans, errors = split_outcomes(engine.plan_many(list(scope.plan)))
-    if errors:  # apply nothing of a pass that could not be planned whole
-        return PassResult(head=head, base=base, status="plan failed", errors=errors)
-    plans += [engine.plan_destroy(s) for s in scope.destroy]
-    applied = apply_audited(engine, [p for p in plans if not p.is_empty], repo_path, on_done=on_apply)
-    errors = [applied.audit_error] if applied.audit_error else []
-    errors += [f"{r.stack}: {r.failure}" for r in applied.results if not r.ok]
-    if not errors:
+    plans, failures = split_outcomes(engine.plan_many(list(scope.plan), destroy=scope.destroy))
+    if failures:  # apply nothing of a pass that could not be planned whole
+        return PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures)
+    if stop is not None and stop.is_set():
+        return PassResult(head=head, base=base, status="stopped", plans=plans)
+    applied = apply_audited(engine, [p for p in plans if not p.is_empty], repo_path, on_done=on_apply, stop=stop)
+    result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
+                        audit_error=applied.audit_error, audit_commit=applied.audit_commit)
+    if result.errors:
+        result.status = "apply failed"
+    else:
         _remember(state_dir, branch, head)
-    return PassResult(head=head, base=base, status="apply failed" if errors else "applied", plans=plans,
-                      results=applied.results, errors=errors, audit_commit=applied.audit_commit)
+    return result
 
 
 @dataclass(frozen=True)
@@ -170,8 +202,9 @@ class AuditedApply:
     audit_error: str | None  # the records are written but Git refused the commit
 
 
-def apply_audited(engine: TerraformEngine, plans: Sequence[Plan], audit_repo: Path | None, *,
-                  on_done: Callable[[ApplyResult], None] | None = None) -> AuditedApply:
+def apply_audited(engine: Engine, plans: Sequence[Plan], audit_repo: Path | None, *,
+                  on_done: Callable[[ApplyResult], None] | None = None,
+                  stop: threading.Event | None = None) -> AuditedApply:
     """Apply in dependency order, then commit the audit records, also when interrupted (a stack
     cut off mid-apply is recorded as such). Without `audit_repo` (`--no-audit`) nothing is recorded."""
     trail = AuditTrail.of(plans)
@@ -183,7 +216,7 @@ def apply_audited(engine: TerraformEngine, plans: Sequence[Plan], audit_repo: Pa
             on_done(result)
 
     try:
-        engine.apply_many(plans, on_start=trail.started, on_done=finished)
+        engine.apply_many(plans, on_start=trail.started, on_done=finished, stop=stop)
     finally:
         if audit_repo is not None:
             try:
@@ -196,7 +229,8 @@ def apply_audited(engine: TerraformEngine, plans: Sequence[Plan], audit_repo: Pa
 def _tree_id(repo: git.Repo, commit: str, subdir: str) -> str | None:
     """Git's id of the tree under `subdir` at `commit`: equal ids, identical trees."""
     try:
-        return str((repo.commit(commit).tree / subdir.strip("/")).hexsha)
+        tree = repo.commit(commit).tree
+        return str((tree / subdir.strip("/")).hexsha if subdir.strip("/") else tree.hexsha)
     except (git.BadName, ValueError, KeyError):
         return None
 

@@ -8,10 +8,14 @@ applies and the tests use it with plain functions.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TypeVar
+
+from reconciler.outcomes import Failure, guarded
+from reconciler.plan import ApplyResult, Plan, StackName
 
 R = TypeVar("R")
 
@@ -67,3 +71,51 @@ def run_in_dependency_order(stacks: Sequence[str], depends_on: Mapping[str, Sequ
 
 def _ok(outcome: object, succeeded: Callable[[R], bool]) -> bool:
     return not isinstance(outcome, Blocked) and succeeded(outcome)  # type: ignore[arg-type]
+
+
+T = TypeVar("T")
+
+
+def run_in_parallel(stacks: Sequence[StackName], work: Callable[[StackName], T], *, parallelism: int,
+                    progress: Callable[[StackName, T | Failure], None] | None = None) -> dict[StackName, T | Failure]:
+    """`work` per stack on `parallelism` threads; whatever one stack raises is that stack's
+    classified outcome, never the end of the others. Progress on the calling thread, in input order."""
+    results: dict[StackName, T | Failure] = {}
+    with ThreadPoolExecutor(max_workers=max(1, parallelism)) as pool:
+        for stack, outcome in zip(stacks, pool.map(lambda s: guarded(work, s), stacks), strict=True):
+            results[stack] = outcome
+            if progress:
+                progress(stack, outcome)
+    return results
+
+
+STOPPING = "not applied: the reconciler is stopping (SIGTERM); the next pass plans it again"
+
+
+def apply_in_dependency_order(plans: Sequence[Plan], *, depends_on: Mapping[str, Sequence[str]],
+                              apply_one: Callable[[Plan], ApplyResult], parallelism: int,
+                              on_start: Callable[[StackName], None] | None = None,
+                              on_done: Callable[[ApplyResult], None] | None = None,
+                              stop: threading.Event | None = None) -> list[ApplyResult]:
+    """Every engine's `apply_many`: each plan once the stacks it depends on are applied,
+    independent ones side by side; a stack whose dependency failed is refused ("not applied: X
+    failed"); whatever one apply raises is its classified error; once `stop` is set no further
+    stack starts. Results in the order of `plans`."""
+    by_stack = {p.stack: p for p in plans}
+
+    def run(stack: str) -> ApplyResult:
+        if stop is not None and stop.is_set():
+            return ApplyResult(stack=StackName(stack), refusal=STOPPING)
+        outcome = guarded(apply_one, by_stack[StackName(stack)])
+        return ApplyResult(stack=StackName(stack), error=outcome) if isinstance(outcome, Failure) else outcome
+
+    def result_of(stack: str, outcome: ApplyResult | Blocked) -> ApplyResult:
+        if isinstance(outcome, Blocked):
+            return ApplyResult(stack=StackName(stack), refusal=f"not applied: {outcome.dependency} failed")
+        return outcome
+
+    outcomes = run_in_dependency_order(
+        list(by_stack), depends_on, run, succeeded=lambda r: r.ok, parallelism=parallelism,
+        on_start=(lambda s: on_start(StackName(s))) if on_start else None,
+        on_done=(lambda s, o: on_done(result_of(s, o))) if on_done else None)
+    return [result_of(s, o) for s, o in outcomes.items()]

@@ -17,6 +17,8 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reconciler.outcomes import PermanentError
+
 EngineName = Literal["auto", "pulumi", "terraform"]
 AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns")
 
@@ -65,8 +67,10 @@ class Settings(_Strict):
         return "pulumi" if shutil.which("pulumi") else "terraform"
 
 
-class SettingsError(Exception):
+class SettingsError(PermanentError):
     """The settings file or environment is unusable; the message says where and why."""
+
+    reason = "settings"
 
 
 _ENV_PREFIX = "HYPERGOV_"

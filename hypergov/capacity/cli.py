@@ -1,6 +1,6 @@
 """`hypergov capacity ...`: simulate a config's quotas on a job trace, compare two refs of the
 config on the same trace, and generate a synthetic trace. Exit codes: 0 ok, 1 the config is
-invalid (or, with --fail-on-regression, a team gets worse), 2 usage errors."""
+invalid (or, with --fail-on-regression, a team gets worse) and usage errors."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.validate import ValidationReport, validate_dir, validate_files
 
 EXIT_INVALID = 1
-EXIT_USAGE = 2
+EXIT_USAGE = 1  # hypergov-wide: 2 only ever means "changes"
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
+from reconciler.engine import Progress
 from reconciler.hyperpod import HyperPodExecutor, PlannedObject, desired_objects, to_change
 from reconciler.kube import KubeApi, KubeObject, apply_objects, object_from_pulumi, plan_objects
-from reconciler.plan import ApplyResult, Drift, Plan, ResourceChange, StackName
-from reconciler.schedule import Blocked, run_in_dependency_order
+from reconciler.outcomes import Failure, guarded
+from reconciler.plan import ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
+from reconciler.schedule import apply_in_dependency_order, run_in_parallel
 from reconciler.settings import Settings
 from reconciler.terraform.runner import TerraformError, TerraformRunner
 from reconciler.terraform.showplan import changes_from_show, drift_from_show
@@ -57,6 +59,8 @@ class _PlanState:
 
 @dataclass
 class TerraformEngine:
+    """The `Engine` of the real `terraform`, the HyperPod driver and server-side apply."""
+
     settings: Settings
     tree: GovernanceTree
     workspace: Workspace
@@ -64,6 +68,7 @@ class TerraformEngine:
     hyperpod: HyperPodExecutor
     kube_api_for: Callable[[str], KubeApi | None]
     source_commit: str | None = None
+    name: str = "terraform"
     _planned: dict[str, _PlanState] = field(default_factory=dict)
 
     # --- plan ----------------------------------------------------------------------------------
@@ -80,30 +85,25 @@ class TerraformEngine:
                              terraform_resources=sum(len(v) for v in translation.config.get("resource", {}).values()))
 
     def plan(self, stack: StackName) -> Plan:
+        """One stack, raising on failure (tests and scripts; runs use `plan_many`)."""
         return self.plan_prepared(self.prepare(stack))
 
-    def plan_many(self, stacks: Sequence[StackName],
-                  progress: Callable[[StackName, Plan | Exception], None] | None = None) -> dict[str, Plan | Exception]:
-        prepared = {p.stack: p for p in (self.prepare(s) for s in stacks)}
-        return self._in_parallel(stacks, lambda s: self.plan_prepared(prepared[s]), progress)
+    def plan_many(self, stacks: Sequence[StackName], *, destroy: Sequence[StackName] = (),
+                  progress: Progress[PlanOutcome] | None = None) -> dict[StackName, PlanOutcome]:
+        # Graph capture touches Pulumi's process-global runtime: prepared one after the other,
+        # each inside its own boundary; terraform then runs in parallel.
+        prepared = {s: guarded(self.prepare, s) for s in stacks}
 
-    def _in_parallel(self, stacks: Sequence[StackName], work: Callable[[StackName], T],
-                     progress: Callable[[StackName, T | Exception], None] | None) -> dict[str, T | Exception]:
-        """`work` per stack on `terraform.parallelism` threads; a terraform or file-system failure
-        is that stack's outcome, not the end of the others. Progress in input order."""
-        def run(stack: StackName) -> T | Exception:
-            try:
-                return work(stack)
-            except (TerraformError, OSError) as exc:
-                return exc
+        def work(stack: StackName) -> Plan:
+            if stack in destroy:
+                return self.plan_destroy(stack)
+            ready = prepared[stack]
+            if isinstance(ready, Failure):
+                raise _Failed(ready)
+            return self.plan_prepared(ready)
 
-        results: dict[str, T | Exception] = {}
-        with ThreadPoolExecutor(max_workers=self.settings.terraform.parallelism) as pool:
-            for stack, outcome in zip(stacks, pool.map(run, stacks), strict=True):
-                results[stack] = outcome
-                if progress:
-                    progress(stack, outcome)
-        return results
+        return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
+                               progress=progress)
 
     def plan_prepared(self, prepared: PreparedStack) -> Plan:
         directory = prepared.directory
@@ -165,7 +165,7 @@ class TerraformEngine:
         skipped = tuple(c for c in plan.changes if c.note)
         if plan.is_empty:
             return ApplyResult(stack=stack, skipped=skipped)
-        failed: list[tuple[ResourceChange, str]] = []
+        failed: list[tuple[ResourceChange, Failure]] = []
         tf_changes = [c for c in plan.actionable if c.executor == "terraform"]
         if tf_changes:
             try:
@@ -173,7 +173,7 @@ class TerraformEngine:
             except TerraformError as exc:
                 # Terraform records what it did create in the stack's state; the next plan
                 # shows exactly what is left, so the error is reported once, not per resource.
-                return ApplyResult(stack=stack, error=str(exc))
+                return ApplyResult(stack=stack, error=exc.failure)
         for item, error in self.hyperpod.apply(state.hyperpod):
             if error:
                 failed.append((to_change(item), error))
@@ -183,30 +183,16 @@ class TerraformEngine:
         return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped)
 
     def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,
-                   on_done: Callable[[ApplyResult], None] | None = None) -> list[ApplyResult]:
-        """Apply each plan once the stacks it depends on are applied; independent stacks (the
-        clusters, then the projects) side by side, bounded by the settings. A stack whose
-        dependency failed is not applied and says why. Results in the order of `plans`."""
-        by_stack: dict[str, Plan] = {p.stack: p for p in plans}
-        depends_on: dict[str, Sequence[str]] = {s.name: s.depends_on for s in plan_stacks(self.tree)}
-
-        def result_of(stack: str, outcome: ApplyResult | Blocked) -> ApplyResult:
-            if isinstance(outcome, Blocked):
-                return ApplyResult(stack=StackName(stack), refusal=f"not applied: {outcome.dependency} failed")
-            return outcome
-
-        def done(stack: str, outcome: ApplyResult | Blocked) -> None:
-            if on_done:
-                on_done(result_of(stack, outcome))
-
-        outcomes = run_in_dependency_order(
-            list(by_stack), depends_on, lambda s: self.apply(StackName(s), by_stack[s]), succeeded=lambda r: r.ok,
-            parallelism=self.settings.terraform.parallelism, on_done=done,
-            on_start=(lambda s: on_start(StackName(s))) if on_start else None)
-        return [result_of(s, o) for s, o in outcomes.items()]
+                   on_done: Callable[[ApplyResult], None] | None = None,
+                   stop: threading.Event | None = None) -> list[ApplyResult]:
+        """In dependency order: the org, then the clusters side by side, then the projects."""
+        return apply_in_dependency_order(
+            plans, depends_on={s.name: s.depends_on for s in plan_stacks(self.tree)},
+            apply_one=lambda plan: self.apply(plan.stack, plan), parallelism=self.settings.terraform.parallelism,
+            on_start=on_start, on_done=on_done, stop=stop)
 
     def _apply_kube(self, stack: StackName, objects: dict[str, list[KubeObject]],
-                    failed: list[tuple[ResourceChange, str]]) -> tuple[ResourceChange, ...]:
+                    failed: list[tuple[ResourceChange, Failure]]) -> tuple[ResourceChange, ...]:
         applied: list[ResourceChange] = []
         for cluster, objs in sorted(objects.items()):
             api = self.kube_api_for(cluster)
@@ -218,13 +204,21 @@ class TerraformEngine:
 
     # --- drift ---------------------------------------------------------------------------------
     def refresh(self, stack: StackName) -> Drift:
+        """One stack, raising on failure (tests and scripts; runs use `refresh_many`)."""
         return self._refresh(self._prepared_dir(stack))
 
-    def refresh_many(self, stacks: Sequence[StackName], progress: Callable[[StackName, Drift | Exception], None]
-                     | None = None) -> dict[str, Drift | Exception]:
+    def refresh_many(self, stacks: Sequence[StackName], *,
+                     progress: Progress[DriftOutcome] | None = None) -> dict[StackName, DriftOutcome]:
         """Drift of many stacks, their refresh-only plans `terraform.parallelism` at a time."""
-        directories = {s: self._prepared_dir(s) for s in stacks}  # graph capture: one at a time
-        return self._in_parallel(stacks, lambda s: self._refresh(directories[s]), progress)
+        directories = {s: guarded(self._prepared_dir, s) for s in stacks}  # graph capture: one at a time
+
+        def work(stack: StackName) -> Drift:
+            ready = directories[stack]
+            if isinstance(ready, Failure):
+                raise _Failed(ready)
+            return self._refresh(ready)
+
+        return run_in_parallel(stacks, work, parallelism=self.settings.terraform.parallelism, progress=progress)
 
     def _prepared_dir(self, stack: StackName) -> Path:
         directory = self.workspace.stack_dir(stack)
@@ -241,6 +235,14 @@ class TerraformEngine:
         drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"),
                                 declared=_declared_attributes(directory / CONFIG_FILE))
         return Drift(stack=stack, changes=drift)
+
+
+class _Failed(Exception):
+    """Carries a failure already classified in an earlier phase (e.g. graph capture) into the next."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
 
 
 def _kube_objects(graph: ResourceGraph, stack: str) -> dict[str, list[KubeObject]]:

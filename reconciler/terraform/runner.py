@@ -1,5 +1,6 @@
 """Run the real `terraform` binary: one call per subcommand, output captured, failures
-classified as temporary (retry later: a held state lock, throttling) or permanent."""
+classified (by `reconciler.outcomes`) as temporary (retry later: a held state lock, throttling)
+or permanent."""
 
 from __future__ import annotations
 
@@ -15,10 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_TEMPORARY = re.compile(r"Error acquiring the state lock|Throttling|RequestLimitExceeded|Rate exceeded|"
-                        r"TooManyRequests|connection refused|i/o timeout", re.IGNORECASE)
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
+from reconciler.outcomes import Failure, classify_terraform_output, permanent, temporary
 
 _INIT_LOCK = threading.Lock()
 _MISSING_PLUGIN = re.compile(r"Required plugins are not installed|no package for .* cached in|"
@@ -48,22 +46,17 @@ def _cache_lock(cache_dir: str | None) -> Iterator[None]:
 
 
 class TerraformError(Exception):
-    """A terraform command failed. `temporary` failures may succeed when retried later."""
+    """A terraform command failed; `failure` says what, in one line, and whether a retry may help."""
 
-    def __init__(self, command: str, stderr: str, *, temporary: bool) -> None:
+    def __init__(self, command: str, stderr: str, *, failure: Failure | None = None) -> None:
         self.command = command
         self.stderr = stderr
-        self.temporary = temporary
-        super().__init__(f"terraform {command} failed: {summarize(stderr)}")
+        self.failure = failure or classify_terraform_output(command, stderr)
+        super().__init__(self.failure.message)
 
-
-def summarize(stderr: str, limit: int = 1200) -> str:
-    """The error lines terraform prints, without colour codes and box drawing."""
-    text = _ANSI.sub("", stderr)
-    lines = [ln.strip(" │╷╵") for ln in text.splitlines()]
-    kept = [ln for ln in lines if ln and not ln.startswith("with ") and ln not in ("on main.tf.json line",)]
-    joined = " ".join(kept)
-    return joined if len(joined) <= limit else joined[: limit - 3] + "..."
+    @property
+    def temporary(self) -> bool:
+        return self.failure.temporary
 
 
 @dataclass(frozen=True)
@@ -79,13 +72,14 @@ class TerraformRunner:
             proc = subprocess.run(command, cwd=cwd, env=dict(self.env), capture_output=True, text=True,
                                   timeout=self.timeout_s, check=False)
         except FileNotFoundError as exc:
-            raise TerraformError(args[0], f"the terraform binary '{self.binary}' was not found; install Terraform "
-                                 "or set terraform.binary in hypergov.yaml", temporary=False) from exc
+            raise TerraformError(args[0], "", failure=permanent(
+                f"the terraform binary '{self.binary}' was not found; install Terraform or set terraform.binary "
+                "in hypergov.yaml", "terraform-missing")) from exc
         except subprocess.TimeoutExpired as exc:
-            raise TerraformError(args[0], f"timed out after {self.timeout_s:.0f} s", temporary=True) from exc
+            raise TerraformError(args[0], "", failure=temporary(
+                f"terraform {args[0]} timed out after {self.timeout_s:.0f} s", "timeout")) from exc
         if proc.returncode not in ok_codes:
-            stderr = proc.stderr or proc.stdout
-            raise TerraformError(args[0], stderr, temporary=bool(_TEMPORARY.search(stderr)))
+            raise TerraformError(args[0], proc.stderr or proc.stdout)
         return proc
 
     def init(self, cwd: Path, *, force: bool = False) -> None:

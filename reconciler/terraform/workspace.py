@@ -14,13 +14,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from reconciler.outcomes import PermanentError
+
 PROVIDER_ADDR = ("registry.terraform.io", "hashicorp", "aws")
 _SEARCH_ROOTS = ("/opt", "/usr/local/share", "/usr/share", "/usr/local/lib", "/var/lib")
 _MAX_DEPTH = 5
 
 
-class MirrorNotFoundError(Exception):
-    pass
+class MirrorNotFoundError(PermanentError):
+    """No provider mirror where one is required; the message says where to point hypergov."""
+
+    reason = "missing-provider"
 
 
 def os_arch() -> str:

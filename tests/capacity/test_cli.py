@@ -90,13 +90,13 @@ def test_diff_flags_the_team_that_loses_quota(repo: Path, small_trace: Path, tmp
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [
-    pytest.param(["simulate", "--trace", "{bad}"], 2, "the trace has problems", id="bad-trace"),
-    pytest.param(["simulate", "--trace", "{good}", "--cluster", "nope"], 2, "unknown cluster(s) nope",
+    pytest.param(["simulate", "--trace", "{bad}"], 1, "the trace has problems", id="bad-trace"),
+    pytest.param(["simulate", "--trace", "{good}", "--cluster", "nope"], 1, "unknown cluster(s) nope",
                  id="unknown-cluster"),
-    pytest.param(["simulate", "--trace", "{good}", "--trace-format", "philly"], 2, "needs --instance-type",
+    pytest.param(["simulate", "--trace", "{good}", "--trace-format", "philly"], 1, "needs --instance-type",
                  id="philly-without-type"),
     pytest.param(["simulate", "--trace", "{good}", "--config", "{invalid}"], 1, "is invalid", id="invalid-tree"),
-    pytest.param(["diff", "--base", "nope", "--head", "HEAD", "--trace", "{good}", "--repo", "{repo}"], 2,
+    pytest.param(["diff", "--base", "nope", "--head", "HEAD", "--trace", "{good}", "--repo", "{repo}"], 1,
                  "'nope' is not a commit", id="unknown-ref"),
 ])
 def test_user_errors_exit_cleanly(args: list[str], code: int, message: str, tmp_path: Path, small_trace: Path,

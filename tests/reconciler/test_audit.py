@@ -20,6 +20,7 @@ from reconciler.audit import (
     find_audit_repo,
     source_commit,
 )
+from reconciler.outcomes import permanent
 from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 
 WHEN = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -45,7 +46,8 @@ def _entry(stack: str, *, applied: bool = True, error: str | None = None) -> Aud
     change = _change(f"aws_iam_role.{stack.replace('-', '_')}")
     plan = Plan(stack=StackName(stack), engine="terraform", changes=(change,), source_commit="a" * 40,
                 artifact_sha256="b" * 64)
-    result = ApplyResult(stack=StackName(stack), applied=(change,) if applied and not error else (), error=error)
+    result = ApplyResult(stack=StackName(stack), applied=(change,) if applied and not error else (),
+                         error=permanent(error, "rejected") if error else None)
     return AuditEntry(plan, result)
 
 
@@ -64,7 +66,7 @@ def test_records_each_changed_or_failed_stack_and_commits_only_them(tmp_path: Pa
     assert commit.author.name == "hypergov" and commit.committer.email == "hypergov@localhost"
     assert [d.a_path for d in repo.index.diff("HEAD")] == ["config/org.yaml"]  # still staged, not committed
     record = json.loads((tmp_path / "audit/2026-12/20261201T093000Z-project-nlp.json").read_text())
-    assert record["outcome"] == "failed" and record["error"] == "boom"
+    assert record["outcome"] == "failed" and record["error"] == "boom" and record["error_kind"] == "permanent"
     assert record["source_commit"] == "a" * 40 and record["plan_artifact_sha256"] == "b" * 64
     vision = (tmp_path / "audit/2026-12/20261201T093000Z-project-vision.json").read_text()
     assert json.loads(vision)["applied"] == ["update aws_iam_role.project_vision"]

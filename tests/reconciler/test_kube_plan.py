@@ -92,6 +92,7 @@ def test_apply_creates_updates_prunes_and_reports_failures_per_object() -> None:
     api = RecordingCluster({}, [orphan], fail="bad")
     applied, failed = apply_objects([role, binding, broken], cluster="c", stack="project-vision", api=api)
     assert {c.address for c in applied} == {role.address, binding.address, orphan.address}
-    assert [(c.address, "denied" in err) for c, err in failed] == [(broken.address, True)]
+    assert [(c.address, "denied" in err.message, err.kind) for c, err in failed] == [
+        (broken.address, True, "permanent")]
     assert api.deleted == ["ResourceQuota/old"]
     assert api.live[role.address] == role.body

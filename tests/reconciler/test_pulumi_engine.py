@@ -1,18 +1,39 @@
 """The pulumi engine's thin seam. The Pulumi CLI cannot be installed here, so the Automation API
-itself is not run: the event conversion is tested on real `pulumi.automation` event objects, and
-the engine's refusal without the CLI is tested for real."""
+itself is not run: the event conversion is tested on real `pulumi.automation` event objects, the
+engine is driven through its `AutomationStack` seam by a stand-in answering with Pulumi's own
+result types, and the engine's refusal without the CLI is tested for real."""
 
 from __future__ import annotations
 
+import json
 import shutil
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pulumi.automation import EngineEvent, OpType, ResourcePreEvent, StepEventMetadata, StepEventStateMetadata
+from pulumi.automation import (
+    DiagnosticEvent,
+    EngineEvent,
+    OpType,
+    PreviewResult,
+    ResourcePreEvent,
+    StepEventMetadata,
+    StepEventStateMetadata,
+    UpdateSummary,
+    UpResult,
+)
+from pulumi.automation._cmd import CommandResult
+from pulumi.automation.errors import ConcurrentUpdateError
 
-from reconciler.plan import Action, Plan, StackName
-from reconciler.pulumi_engine import EngineUnavailableError, PulumiEngine, changes_from_events
+from reconciler.engine import Engine
+from reconciler.factory import build_engine
+from reconciler.outcomes import Failure
+from reconciler.plan import Action, Drift, Plan, StackName
+from reconciler.pulumi_engine import PulumiEngine, changes_from_events
 from reconciler.settings import Settings
+from tests.example_tree import example_tree
 
 
 def _event(op: OpType, urn: str, rtype: str, old: dict | None, new: dict | None, diffs: list[str] | None = None,
@@ -53,8 +74,150 @@ def test_refresh_events_compare_outputs() -> None:
 
 @pytest.mark.skipif(shutil.which("pulumi") is not None, reason="the Pulumi CLI is installed here")
 def test_engine_refuses_clearly_without_the_cli(tmp_path: Path) -> None:
-    engine = PulumiEngine(settings=Settings(state_dir=tmp_path), project_dir=tmp_path)
-    with pytest.raises(EngineUnavailableError, match=r"Pulumi CLI.*engine: terraform"):
-        engine.plan(StackName("org"))
-    refused = engine.apply(StackName("org"), Plan(StackName("org"), "pulumi", (), artifact_sha256="x"))
+    """Without the CLI every stack's outcome is a permanent failure that says what to do; nothing raises."""
+    engine = PulumiEngine(settings=Settings(state_dir=tmp_path), tree=example_tree(), project_dir=tmp_path)
+    outcomes = engine.plan_many([StackName("org"), StackName("project-vision")])
+    for outcome in outcomes.values():
+        assert isinstance(outcome, Failure) and outcome.kind == "permanent"
+        assert "Pulumi CLI" in outcome.message and "engine: terraform" in outcome.message
+    (refused,) = engine.apply_many([Plan(StackName("org"), "pulumi", (), artifact_sha256="x")])
     assert refused.refusal is not None and not refused.ok
+
+
+# --- the Automation API boundary -------------------------------------------------------------
+# The Pulumi CLI cannot be installed on the build machines, so `pulumi.automation.Stack` cannot
+# run here. These tests drive the engine through its `AutomationStack` seam with a stand-in that
+# answers with Pulumi's own event and result types, exactly what a real Stack returns.
+
+ROLE = "urn:pulumi:{stack}::hypergov::hypergov:index:ProjectGovernance$aws:iam/role:Role::vision-engineer"
+
+
+def _summary(result: str) -> UpdateSummary:
+    return UpdateSummary(kind="update", start_time=datetime.now(UTC), message="", environment={}, config={},
+                         result=result)
+
+
+@dataclass
+class FakeStack:
+    """Answers like `pulumi.automation.Stack` of one stack; records every call it gets."""
+
+    name: str
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    up_result: str = "succeeded"
+    up_events: list[EngineEvent] = field(default_factory=list)
+    up_raises: Exception | None = None
+
+    def _changes(self, on_event: Any) -> None:
+        on_event(_event(OpType.UPDATE, ROLE.format(stack=self.name), "aws:iam/role:Role",
+                        {"maxSessionDuration": 3600}, {"maxSessionDuration": 7200}, diffs=["maxSessionDuration"]))
+
+    def preview(self, **kwargs: Any) -> PreviewResult:
+        self.calls.append(("preview", kwargs))
+        Path(kwargs["plan"]).write_text(json.dumps({"resourcePlans": {ROLE.format(stack=self.name): {}}}))
+        self._changes(kwargs["on_event"])
+        return PreviewResult(stdout="", stderr="", change_summary={OpType.UPDATE: 1})
+
+    def up(self, **kwargs: Any) -> UpResult:
+        self.calls.append(("up", kwargs))
+        if self.up_raises:
+            raise self.up_raises
+        for event in self.up_events:
+            kwargs["on_event"](event)
+        return UpResult(stdout="", stderr="", summary=_summary(self.up_result), outputs={})
+
+    def preview_destroy(self, **kwargs: Any) -> PreviewResult:
+        self.calls.append(("preview_destroy", kwargs))
+        kwargs["on_event"](_event(OpType.DELETE, ROLE.format(stack=self.name), "aws:iam/role:Role",
+                                  {"maxSessionDuration": 3600}, None))
+        return PreviewResult(stdout="", stderr="", change_summary={OpType.DELETE: 1})
+
+    def destroy(self, **kwargs: Any) -> Any:
+        self.calls.append(("destroy", kwargs))
+        return UpResult(stdout="", stderr="", summary=_summary("succeeded"), outputs={})
+
+    def preview_refresh(self, **kwargs: Any) -> PreviewResult:
+        self.calls.append(("preview_refresh", kwargs))
+        kwargs["on_event"](_event(OpType.REFRESH, ROLE.format(stack=self.name), "aws:iam/role:Role", {}, {},
+                                  outputs=({"maxSessionDuration": 3600}, {"maxSessionDuration": 43200})))
+        return PreviewResult(stdout="", stderr="", change_summary={OpType.REFRESH: 1})
+
+
+def _engine(tmp_path: Path, stacks: dict[str, FakeStack]) -> PulumiEngine:
+    return PulumiEngine(settings=Settings(state_dir=tmp_path, engine="pulumi"), tree=example_tree(),
+                        select=lambda name: stacks.setdefault(name, FakeStack(name)),
+                        list_stacks=lambda: sorted(stacks))
+
+
+def test_apply_runs_exactly_the_saved_preview_in_dependency_order(tmp_path: Path) -> None:
+    stacks: dict[str, FakeStack] = {}
+    engine = _engine(tmp_path, stacks)
+    names = [StackName("project-vision"), StackName("org")]
+    outcomes = engine.plan_many(names)
+    plans = [o for o in outcomes.values() if isinstance(o, Plan)]
+    assert [p.stack for p in plans] == names and all(p.engine == "pulumi" for p in plans)
+    started: list[str] = []
+    results = engine.apply_many(plans, on_start=started.append)
+    assert all(r.ok for r in results) and started == ["org", "project-vision"]  # org first
+    for name in names:
+        (_, preview), (_, up) = stacks[name].calls
+        assert up["plan"] == preview["plan"]  # `up --plan` of the file `preview --save-plan` wrote
+
+
+def test_a_changed_saved_plan_is_refused(tmp_path: Path) -> None:
+    stacks: dict[str, FakeStack] = {}
+    engine = _engine(tmp_path, stacks)
+    plan = engine.plan_many([StackName("org")])[StackName("org")]
+    assert isinstance(plan, Plan)
+    Path(stacks["org"].calls[0][1]["plan"]).write_text("{}")  # someone rewrote the saved plan
+    (result,) = engine.apply_many([plan])
+    assert result.refusal is not None and "changed since it was reviewed" in result.refusal
+    assert [c for c, _ in stacks["org"].calls] == ["preview"]  # never `up`
+
+
+@pytest.mark.parametrize(("fake", "expect"), [
+    pytest.param(FakeStack("org", up_result="failed"), "pulumi up ended 'failed'", id="failed-summary"),
+    pytest.param(FakeStack("org", up_events=[EngineEvent(sequence=2, timestamp=0, diagnostic_event=DiagnosticEvent(
+        message="creating IAM Role: AccessDenied: not authorized", color="never", severity="error",
+        urn=ROLE.format(stack="org")))]), "AccessDenied", id="failed-resource"),
+])
+def test_an_update_is_believed_only_as_far_as_its_result_says(tmp_path: Path, fake: FakeStack, expect: str) -> None:
+    engine = _engine(tmp_path, {"org": fake})
+    plan = engine.plan_many([StackName("org")])[StackName("org")]
+    assert isinstance(plan, Plan)
+    (result,) = engine.apply_many([plan])
+    assert not result.ok and not result.applied
+    assert expect in (result.failure or "") and all(f.kind == "permanent" for f in result.failures)
+
+
+def test_cli_errors_are_classified(tmp_path: Path) -> None:
+    busy = ConcurrentUpdateError(CommandResult(stdout="", stderr="the stack is currently locked by 1 lock(s)",
+                                               code=255))
+    engine = _engine(tmp_path, {"org": FakeStack("org", up_raises=busy)})
+    plan = engine.plan_many([StackName("org")])[StackName("org")]
+    assert isinstance(plan, Plan)
+    (result,) = engine.apply_many([plan])
+    assert result.error is not None and result.error.kind == "temporary" and result.error.reason == "state-lock"
+
+
+def test_destroy_refresh_and_known_stacks(tmp_path: Path) -> None:
+    stacks: dict[str, FakeStack] = {"project-gone": FakeStack("project-gone")}
+    engine = _engine(tmp_path, stacks)
+    assert engine.known_stacks() == ["project-gone"]
+    outcomes = engine.plan_many([], destroy=[StackName("project-gone")])
+    plan = outcomes[StackName("project-gone")]
+    assert isinstance(plan, Plan) and [c.action for c in plan.changes] == [Action.DELETE]
+    assert plan.notes == ("stack removed from the tree",)
+    (result,) = engine.apply_many([plan])
+    assert result.ok and [c for c, _ in stacks["project-gone"].calls] == ["preview_destroy", "destroy"]
+    drift = engine.refresh_many([StackName("org")])[StackName("org")]
+    assert isinstance(drift, Drift) and drift.drifted
+
+
+def test_the_engine_setting_selects_the_engine(tmp_path: Path) -> None:
+    tree = example_tree()
+    pulumi = build_engine(Settings(state_dir=tmp_path, engine="pulumi"), tree)
+    assert isinstance(pulumi, PulumiEngine) and pulumi.name == "pulumi"
+    if shutil.which("pulumi") is None:  # auto: pulumi only where its CLI is installed
+        assert Settings(engine="auto").resolved_engine() == "terraform"
+    engine: Engine = pulumi  # both engines satisfy the Protocol the CLI and the reconciler use
+    assert engine.name == "pulumi"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reconciler.outcomes import permanent
 from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 
@@ -47,7 +48,8 @@ def test_apply_line_says_what_was_applied_or_why_not() -> None:
     done = ApplyResult(StackName("project-vision"), applied=plan.actionable, skipped=(plan.changes[2],))
     assert apply_line(done) == "applied project-vision: 2 change(s), 1 not applied (no kubeconfig)"
     assert done.failure is None
-    partial = ApplyResult(StackName("project-vision"), failed=((plan.changes[0], "AccessDenied"),))
+    partial = ApplyResult(StackName("project-vision"), failed=((plan.changes[0], permanent("AccessDenied",
+                                                                                          "access-denied")),))
     assert apply_line(partial) == "FAILED project-vision: aws_iam_role.engineer: AccessDenied"
     blocked = ApplyResult(StackName("project-x"), refusal="not applied: org failed")
     assert apply_line(blocked) == "FAILED project-x: not applied: org failed"

@@ -1,0 +1,78 @@
+"""`hypergov reconcile --watch`: the loop around reconciler passes, which nothing but Ctrl-C or
+SIGTERM ends.
+
+A thin shell in the manner of Flux's controllers: every pass ends as a value (its `PassResult`,
+or the classified `Failure` of whatever stopped it before any stack was touched), and one pure
+decision (`after_pass`) says what happens next:
+- success: back to the steady interval (and the backoff starts over);
+- temporary failure (throttling, 5xx, connection errors, a held lock): the same head again after
+  an exponential, capped, jittered delay;
+- permanent failure (an invalid tree, access denied, a missing provider mirror): reported once,
+  then the loop waits for a new commit on the branch instead of failing the same way forever.
+SIGTERM sets `stop`: a running apply finishes the stacks it has started, records them in the
+audit commit and starts no other; then the loop returns.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from reconciler.outcomes import Backoff, Failure, FailureKind, classify
+from reconciler.reconcile import PassResult
+
+Next = Literal["steady", "retry", "wait-for-commit"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    next: Next
+    delay_s: float
+
+
+def after_pass(kind: FailureKind | None, failure: Failure | None, *, interval_s: float, backoff: Backoff,
+               head_known: bool) -> Decision:
+    """What the loop does after a pass that ended with `kind` (None: it succeeded)."""
+    if kind is None:
+        backoff.reset()
+        return Decision("steady", interval_s)
+    if kind == "temporary":
+        return Decision("retry", backoff.next_delay(failure))
+    backoff.reset()
+    # Without a known head there is no "new commit" to wait for: poll at the steady interval.
+    return Decision("wait-for-commit" if head_known else "steady", interval_s)
+
+
+def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], interval_s: float, backoff: Backoff,
+          stop: threading.Event, on_pass: Callable[[PassResult], None],
+          on_failure: Callable[[Failure], None], on_wait: Callable[[Decision], None]) -> None:
+    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it)."""
+    blocked_head: str | None = None  # a head that failed permanently: wait for another one
+    while not stop.is_set():
+        head: str | None = None
+        try:
+            head = head_of()
+            if head == blocked_head:
+                stop.wait(interval_s)
+                continue
+            blocked_head = None
+            outcome = run_pass()
+        except Exception as exc:  # the loop's boundary: a failed pass is a value, never the end
+            failure = classify(exc)
+            on_failure(failure)
+            decision = after_pass(failure.kind, failure, interval_s=interval_s, backoff=backoff,
+                                  head_known=head is not None)
+        else:
+            on_pass(outcome)
+            kind = outcome.failure_kind
+            first = next(iter(outcome.failures.values()), None) or next(
+                (f for r in outcome.results for f in r.failures), None)
+            decision = after_pass(kind, first, interval_s=interval_s, backoff=backoff, head_known=True)
+        if decision.next == "wait-for-commit":
+            blocked_head = head
+        if stop.is_set():
+            return
+        on_wait(decision)
+        stop.wait(decision.delay_s)
