@@ -35,6 +35,15 @@ class AwsClients:
             self._base = boto3.session.Session(profile_name=self.settings.profile)
         return self._base
 
+    def require_credentials(self) -> None:
+        """Fail once, before any stack is planned, when boto3 finds no credentials at all (else
+        every stack's terraform would start only to print the same error per provider alias)."""
+        from botocore.exceptions import NoCredentialsError
+
+        with self._lock:
+            if self._base_session().get_credentials() is None:
+                raise NoCredentialsError()
+
     def client(self, service: str, *, region: str, account: str | None = None) -> Any:
         """A client for `service` acting in `account` (assuming the access role when it is not
         the caller's own account)."""

@@ -41,6 +41,7 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
     runner = TerraformRunner(binary=settings.terraform.binary, env=workspace.env(environ or dict(os.environ)))
     partition = tree.org.model.partition if tree.org else "aws"
     clients = AwsClients(settings=settings.aws, partition=partition)
+    clients.require_credentials()
     hyperpod = HyperPodExecutor(client_for=lambda account, region: clients.client(
         "sagemaker", region=region, account=account))
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,

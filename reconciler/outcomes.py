@@ -37,8 +37,9 @@ _TF_NO_CREDENTIALS = re.compile(
     r"No valid credential sources found|failed to refresh cached credentials|NoCredentialProviders|"
     r"no EC2 IMDS role found|get credentials: failed", re.IGNORECASE)
 NO_CREDENTIALS = ("no AWS credentials were found: set a profile (aws.profile in hypergov.yaml, "
-                  "HYPERGOV_AWS_PROFILE or AWS_PROFILE), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                  "or point aws.endpoint_url (HYPERGOV_AWS_ENDPOINT_URL) at the embedded endpoint")
+                  "HYPERGOV_AWS_PROFILE or AWS_PROFILE) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; "
+                  "the embedded endpoint (aws.endpoint_url) takes any key, e.g. AWS_ACCESS_KEY_ID=testing "
+                  "AWS_SECRET_ACCESS_KEY=testing")
 
 _ACCESS_DENIED = frozenset({
     "AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException",
@@ -209,7 +210,8 @@ def _pulumi(exc: BaseException) -> Failure | None:
         return None
     name = type(exc).__name__
     if name == "ConcurrentUpdateError":
-        return temporary(f"pulumi: another update of this stack is running: {exc}", "state-lock", 10.0)
+        return temporary(f"pulumi: another update of this stack is running: {summarize(str(exc))}", "state-lock",
+                         10.0)
     if name in ("CompilationError", "InlineSourceRuntimeError", "RuntimeError", "StackNotFoundError"):
         return permanent(f"pulumi: {name}: {summarize(str(exc))}", "pulumi")
     return classify_text(str(exc), prefix="pulumi: ")
