@@ -17,7 +17,7 @@ from reconciler.pulumi_engine import PulumiEngine
 from reconciler.settings import Settings
 from reconciler.terraform.engine import TerraformEngine
 from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.workspace import find_mirror, prepare_workspace
+from reconciler.terraform.workspace import prepare_workspace, resolve_provider_source
 
 
 def kube_api_factory(settings: Settings) -> Callable[[str], KubeApi | None]:
@@ -36,9 +36,11 @@ def kube_api_factory(settings: Settings) -> Callable[[str], KubeApi | None]:
 
 def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
                      environ: dict[str, str] | None = None) -> TerraformEngine:
-    mirror = find_mirror(settings.terraform.provider_version, configured=settings.terraform.plugin_mirror)
-    workspace = prepare_workspace(Path(settings.state_dir).resolve(), mirror)
-    runner = TerraformRunner(binary=settings.terraform.binary, env=workspace.env(environ or dict(os.environ)))
+    tf = settings.terraform
+    source = resolve_provider_source(tf.provider_source, version=tf.provider_version, configured=tf.plugin_mirror)
+    workspace = prepare_workspace(Path(settings.state_dir).resolve(), source)
+    runner = TerraformRunner(binary=tf.binary, env=workspace.env(environ or dict(os.environ)),
+                             provider_lock=workspace.provider_lock)
     partition = tree.org.model.partition if tree.org else "aws"
     clients = AwsClients(settings=settings.aws, partition=partition)
     clients.require_credentials()

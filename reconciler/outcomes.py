@@ -30,7 +30,8 @@ _TF_TEMPORARY = re.compile(
     r"Error acquiring the state lock|Throttling|ThrottlingException|RequestLimitExceeded|Rate exceeded|"
     r"TooManyRequests|SlowDown|StatusCode: 5\d\d|status code: 5\d\d|InternalFailure|ServiceUnavailable|"
     r"InternalServerError|connection refused|connection reset|i/o timeout|no such host|TLS handshake timeout|"
-    r"timeout awaiting response headers|context deadline exceeded|unexpected EOF|send request failed",
+    r"timeout awaiting response headers|context deadline exceeded|unexpected EOF|send request failed|"
+    r"could not connect to registry",
     re.IGNORECASE)
 # Terraform's output when it found no credentials (printed once per provider alias).
 _TF_NO_CREDENTIALS = re.compile(

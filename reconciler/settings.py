@@ -9,17 +9,20 @@ passed through to boto3 and terraform untouched.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reconciler.outcomes import PermanentError
 
 EngineName = Literal["auto", "pulumi", "terraform"]
+ProviderSourceName = Literal["auto", "mirror", "registry"]
+_EXACT_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?")
 AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns")
 
 
@@ -43,10 +46,29 @@ class AwsSettings(_Strict):
 
 class TerraformSettings(_Strict):
     binary: str = "terraform"
+    provider_source: ProviderSourceName = Field(default="auto", description=(
+        "where terraform installs hashicorp/aws from: 'mirror' (a filesystem mirror is required), "
+        "'registry' (the Terraform registry, no mirror), or 'auto' (the mirror configured or found, "
+        "else the registry); the version is pinned and checked against one shared lock file"))
     plugin_mirror: Path | None = Field(default=None, description=(
         "filesystem mirror holding registry.terraform.io/hashicorp/aws; discovered when unset"))
-    provider_version: str = "5.100.0"
+    provider_version: str = Field(default="5.100.0", description="exact hashicorp/aws version every stack uses")
     parallelism: Annotated[int, Field(ge=1, le=32)] = Field(default=2, description="stacks planned at once")
+
+    @field_validator("provider_version")
+    @classmethod
+    def _exact_version(cls, value: str) -> str:
+        # Never a range: it is the version every stack's lock file pins, and a mirror's directory name.
+        if not _EXACT_VERSION.fullmatch(value):
+            raise ValueError(f"{value!r} is not an exact version such as 5.100.0 (ranges are not allowed)")
+        return value
+
+    @model_validator(mode="after")
+    def _registry_uses_no_mirror(self) -> TerraformSettings:
+        # A configured mirror that would be silently ignored is a mistake worth stopping on.
+        if self.provider_source == "registry" and self.plugin_mirror is not None:
+            raise ValueError("plugin_mirror is set but provider_source is 'registry'; unset one of them")
+        return self
 
 
 class Settings(_Strict):
@@ -84,6 +106,7 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_AWS_PROFILE": ("aws", "profile"),
     "HYPERGOV_AWS_MAX_RETRIES": ("aws", "max_retries"),
     "HYPERGOV_TERRAFORM_BINARY": ("terraform", "binary"),
+    "HYPERGOV_TERRAFORM_PROVIDER_SOURCE": ("terraform", "provider_source"),
     "HYPERGOV_TERRAFORM_PLUGIN_MIRROR": ("terraform", "plugin_mirror"),
     "HYPERGOV_TERRAFORM_PARALLELISM": ("terraform", "parallelism"),
 }

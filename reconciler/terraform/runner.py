@@ -14,7 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # locks.py raises ProviderLockError, so it imports this module
+    from reconciler.terraform.locks import ProviderLock
 
 from reconciler.outcomes import Failure, classify_terraform_output, permanent, temporary
 
@@ -59,11 +62,20 @@ class TerraformError(Exception):
         return self.failure.temporary
 
 
+class ProviderLockError(TerraformError):
+    """A stack's provider lock disagrees with the workspace's shared one (`locks.py`). Permanent:
+    retrying cannot help, a person decides which lock file is right (the message says how)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("init", message, failure=permanent(f"terraform init refused: {message}", "provider-lock"))
+
+
 @dataclass(frozen=True)
 class TerraformRunner:
     binary: str
     env: Mapping[str, str]
     timeout_s: float = 1800.0
+    provider_lock: ProviderLock | None = None  # keeps every stack on the workspace's one provider build
 
     def run(self, args: Sequence[str], *, cwd: Path,
             ok_codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
@@ -83,6 +95,9 @@ class TerraformRunner:
         return proc
 
     def init(self, cwd: Path, *, force: bool = False) -> None:
+        lock = self.provider_lock
+        if lock is not None:
+            lock.verify(cwd)  # also for an initialised stack: its lock may have been edited since
         if not force and _initialized(cwd):
             return
         if force:
@@ -90,11 +105,19 @@ class TerraformRunner:
         # Terraform's plugin cache is not safe for concurrent `init`s (its documentation says so;
         # seen here as a half-linked provider directory), so inits sharing a cache take turns.
         with _cache_lock(self.env.get("TF_PLUGIN_CACHE_DIR")):
+            seeded = lock is not None and lock.seed(cwd)
             try:
                 self.run(["init", "-input=false", "-no-color", "-reconfigure"], cwd=cwd)
-            except TerraformError:
+            except TerraformError as exc:
                 shutil.rmtree(cwd / ".terraform", ignore_errors=True)  # let the next run start clean
+                if seeded:  # only the copy hypergov just wrote: the stack is left as it was found
+                    (cwd / ".terraform.lock.hcl").unlink(missing_ok=True)
+                reason = lock.explain(exc.stderr) if lock is not None else None
+                if reason:
+                    raise ProviderLockError(reason) from exc
                 raise
+            if lock is not None:
+                lock.verify(cwd)  # the first stack pins the shared lock; the others match it
 
     def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False) -> bool:
         """Write a saved plan; True when it has changes (`-detailed-exitcode` 2)."""

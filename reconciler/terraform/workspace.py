@@ -1,28 +1,40 @@
-"""Where terraform runs: the provider mirror, the CLI configuration, the shared plugin cache,
-and the environment of every terraform process.
+"""Where terraform runs: where the provider comes from, the CLI configuration, the shared
+plugin cache and lock file, and the environment of every terraform process.
 
-The Terraform registry is not reachable from every machine (nor should production depend on
-it), so hypergov installs the AWS provider only from a filesystem mirror: the one configured, or
-one discovered in Terraform's documented implied-mirror directories and a few common roots.
+Not every machine reaches the Terraform registry (this build machine does not; an air-gapped
+production runner should not need to), and not every machine has a filesystem mirror (a laptop
+or a CI runner usually does not). So the source is a setting (`terraform.provider_source`):
+`mirror` requires one (the one configured, or one discovered in Terraform's documented implied
+mirror directories and a few common roots), `registry` installs from the registry, `auto` uses a
+mirror when there is one and the registry otherwise. Whatever the source, the version is pinned
+exactly and every stack's lock file is checked against one shared lock (`locks.py`).
 """
 
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from reconciler.outcomes import PermanentError
+from reconciler.settings import ProviderSourceName
+from reconciler.terraform.locks import ProviderLock
 
 PROVIDER_ADDR = ("registry.terraform.io", "hashicorp", "aws")
-_SEARCH_ROOTS = ("/opt", "/usr/local/share", "/usr/share", "/usr/local/lib", "/var/lib")
+# Searched beyond the user's own directories: Terraform's system-wide implied mirrors, then a
+# walk of a few roots where images and packages put shared files.
+_SEARCH_ROOTS = (Path("/usr/local/share/terraform/plugins"), Path("/usr/share/terraform/plugins"), Path("/opt"),
+                 Path("/usr/local/share"), Path("/usr/share"), Path("/usr/local/lib"), Path("/var/lib"))
 _MAX_DEPTH = 5
+SHARED_LOCK = "providers.lock.hcl"
 
 
 class MirrorNotFoundError(PermanentError):
-    """No provider mirror where one is required; the message says where to point hypergov."""
+    """No filesystem mirror holds the provider although one is required. Permanent: the fix is a
+    setting or an installed mirror, which the message names."""
 
     reason = "missing-provider"
 
@@ -34,13 +46,13 @@ def os_arch() -> str:
 
 
 def _implied_mirrors(home: Path) -> list[Path]:
-    """Terraform's own implied local mirror directories (CLI configuration docs)."""
+    """Terraform's own implied local mirror directories of the user (CLI configuration docs);
+    the system-wide ones lead `_SEARCH_ROOTS`."""
     xdg = os.environ.get("XDG_DATA_HOME")
     dirs = [home / ".terraform.d" / "plugins"]
     if xdg:
         dirs.append(Path(xdg) / "terraform" / "plugins")
-    dirs += [home / ".local" / "share" / "terraform" / "plugins",
-             Path("/usr/local/share/terraform/plugins"), Path("/usr/share/terraform/plugins")]
+    dirs.append(home / ".local" / "share" / "terraform" / "plugins")
     return dirs
 
 
@@ -62,8 +74,10 @@ def _walk(root: Path, depth: int) -> Iterator[Path]:
             yield from _walk(entry, depth + 1)
 
 
-def find_mirror(version: str, *, configured: Path | None = None, home: Path | None = None) -> Path:
-    """The filesystem mirror holding hashicorp/aws `version` for this OS/arch."""
+def find_mirror(version: str, *, configured: Path | None = None, home: Path | None = None,
+                search_roots: Sequence[Path] | None = None) -> Path:
+    """The filesystem mirror holding hashicorp/aws `version` for this OS/arch: `configured`, or
+    the first found in the user's implied mirrors (under `home`), then in `search_roots`."""
     if configured is not None:
         if _has_provider(configured, version):
             return configured
@@ -73,23 +87,53 @@ def find_mirror(version: str, *, configured: Path | None = None, home: Path | No
     for candidate in _implied_mirrors(home or Path.home()):
         if _has_provider(candidate, version):
             return candidate
-    for root in _SEARCH_ROOTS:
-        for candidate in _walk(Path(root), 0):
+    for root in _SEARCH_ROOTS if search_roots is None else search_roots:
+        for candidate in (root, *_walk(root, 0)):
             if _has_provider(candidate, version):
                 return candidate
     raise MirrorNotFoundError(
         f"no filesystem mirror with the Terraform AWS provider {version} for {os_arch()} was found; "
         "set terraform.plugin_mirror in hypergov.yaml (or HYPERGOV_TERRAFORM_PLUGIN_MIRROR) to a directory "
-        f"containing {'/'.join(PROVIDER_ADDR)}/{version}/{os_arch()}/")
+        f"containing {'/'.join(PROVIDER_ADDR)}/{version}/{os_arch()}/, or set terraform.provider_source "
+        "to auto or registry (HYPERGOV_TERRAFORM_PROVIDER_SOURCE) to install it from the Terraform registry")
+
+
+@dataclass(frozen=True)
+class ProviderSource:
+    """Where this run's terraform installs hashicorp/aws from (`resolve_provider_source`)."""
+
+    version: str
+    mirror: Path | None = None  # None: the Terraform registry
+
+    @property
+    def kind(self) -> Literal["mirror", "registry"]:
+        return "registry" if self.mirror is None else "mirror"
+
+
+def resolve_provider_source(mode: ProviderSourceName, *, version: str, configured: Path | None = None,
+                            home: Path | None = None, search_roots: Sequence[Path] | None = None) -> ProviderSource:
+    """The one place `terraform.provider_source` is decided. A configured mirror must hold the
+    provider in every mode that uses mirrors (a typo should not fall back to the registry)."""
+    if mode == "registry":
+        return ProviderSource(version=version)
+    if mode == "mirror" or configured is not None:
+        return ProviderSource(version=version, mirror=find_mirror(
+            version, configured=configured, home=home, search_roots=search_roots))
+    try:  # auto, nothing configured: a mirror found here wins (no network), else the registry
+        return ProviderSource(version=version, mirror=find_mirror(version, home=home, search_roots=search_roots))
+    except MirrorNotFoundError:
+        return ProviderSource(version=version)
 
 
 @dataclass(frozen=True)
 class Workspace:
     """Shared files for every terraform process of one hypergov run."""
 
-    root: Path  # state dir: <root>/<stack>/ holds each stack's config, state and plan files
+    root: Path  # state dir: <root>/stacks/<stack>/ holds each stack's config, state and plan files
     cli_config: Path
     plugin_cache: Path
+    source: ProviderSource
+    provider_lock: ProviderLock  # the shared lock every stack's .terraform.lock.hcl must agree with
 
     def stack_dir(self, stack: str) -> Path:
         path = self.root / "stacks" / stack
@@ -103,22 +147,31 @@ class Workspace:
         return env
 
 
-def prepare_workspace(root: Path, mirror: Path) -> Workspace:
+def prepare_workspace(root: Path, source: ProviderSource) -> Workspace:
+    """The state dir's shared files: the CLI configuration for `source`, the plugin cache, and
+    where the shared lock file lives (pinned by the first stack initialised)."""
     root.mkdir(parents=True, exist_ok=True)
     cache = root / "plugin-cache"
     cache.mkdir(exist_ok=True)
     cli_config = root / "terraform.tfrc"
-    text = (
-        "# written by hypergov: providers only from the local filesystem mirror\n"
-        "provider_installation {\n"
-        f"  filesystem_mirror {{\n    path = {_hcl_string(str(mirror))}\n  }}\n"
-        '  direct {\n    exclude = ["*/*"]\n  }\n'
-        "}\n"
-        f"plugin_cache_dir = {_hcl_string(str(cache))}\n"
-    )
+    text = cli_config_text(source, plugin_cache=cache)
     if not cli_config.exists() or cli_config.read_text() != text:
         cli_config.write_text(text)
-    return Workspace(root=root, cli_config=cli_config, plugin_cache=cache)
+    return Workspace(root=root, cli_config=cli_config, plugin_cache=cache, source=source,
+                     provider_lock=ProviderLock(path=root / SHARED_LOCK, version=source.version))
+
+
+def cli_config_text(source: ProviderSource, *, plugin_cache: Path) -> str:
+    """An explicit `provider_installation`, so Terraform's implied mirrors never add a second
+    source: a mirror excludes the registry entirely; the registry mode uses nothing else."""
+    if source.mirror is not None:
+        header = "# written by hypergov: providers only from the local filesystem mirror\n"
+        methods = (f"  filesystem_mirror {{\n    path = {_hcl_string(str(source.mirror))}\n  }}\n"
+                   '  direct {\n    exclude = ["*/*"]\n  }\n')
+    else:
+        header = "# written by hypergov: providers from the Terraform registry (version pinned, lock file checked)\n"
+        methods = "  direct {}\n"
+    return f"{header}provider_installation {{\n{methods}}}\nplugin_cache_dir = {_hcl_string(str(plugin_cache))}\n"
 
 
 def _hcl_string(value: str) -> str:

@@ -13,14 +13,20 @@ from pathlib import Path
 import pytest
 
 from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.workspace import MirrorNotFoundError, find_mirror, os_arch, prepare_workspace
+from reconciler.terraform.workspace import (
+    MirrorNotFoundError,
+    find_mirror,
+    os_arch,
+    prepare_workspace,
+    resolve_provider_source,
+)
 
 pytestmark = pytest.mark.integration
 PROVIDER = "5.100.0"
 
 
 def test_parallel_inits_share_the_plugin_cache(tmp_path: Path) -> None:
-    workspace = prepare_workspace(tmp_path, find_mirror(PROVIDER))
+    workspace = prepare_workspace(tmp_path, resolve_provider_source("mirror", version=PROVIDER))
     assert "direct" in workspace.cli_config.read_text() and 'exclude = ["*/*"]' in workspace.cli_config.read_text()
     runner = TerraformRunner(binary="terraform", env=workspace.env(dict(os.environ)))
     required = {"terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": PROVIDER}}}}
@@ -42,7 +48,7 @@ def test_a_configured_mirror_without_the_provider_is_refused(tmp_path: Path) -> 
 
 
 def test_a_stack_whose_provider_link_vanished_heals_on_plan(tmp_path: Path) -> None:
-    workspace = prepare_workspace(tmp_path, find_mirror(PROVIDER))
+    workspace = prepare_workspace(tmp_path, resolve_provider_source("mirror", version=PROVIDER))
     runner = TerraformRunner(binary="terraform", env=workspace.env(dict(os.environ)))
     d = workspace.stack_dir("s")
     (d / "main.tf.json").write_text(json.dumps({

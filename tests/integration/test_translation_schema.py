@@ -15,7 +15,7 @@ from hypergov.validate import validate_files
 from reconciler.settings import AwsSettings
 from reconciler.terraform.runner import TerraformRunner
 from reconciler.terraform.translate import MAPPINGS, check_against_schema, translate
-from reconciler.terraform.workspace import find_mirror, prepare_workspace
+from reconciler.terraform.workspace import prepare_workspace, resolve_provider_source
 from stacks.graph import capture_graph
 from stacks.spec import plan_stacks
 from tests.integration.conftest import example_files
@@ -27,7 +27,7 @@ PROVIDER = "5.100.0"
 @pytest.fixture(scope="module")
 def provider_schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("schema")
-    workspace = prepare_workspace(root, find_mirror(PROVIDER))
+    workspace = prepare_workspace(root, resolve_provider_source("mirror", version=PROVIDER))
     directory = workspace.stack_dir("schema")
     required = {"terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": PROVIDER}}}}
     (directory / "main.tf.json").write_text(json.dumps(required))
