@@ -29,6 +29,7 @@ from hypergov.validate import InvalidTreeError
 from reconciler.outcomes import Failure, HypergovError, classify
 from reconciler.plan import Drift, Plan, StackName, failure_lines, split_outcomes
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
+from reconciler.schedule import STOPPING
 from reconciler.settings import Settings, SettingsError, load_settings
 from reconciler.terraform.runner import TerraformError
 
@@ -423,6 +424,9 @@ def _report_pass(branch: str, outcome: PassResult) -> None:
     else:
         changed = [r for r in outcome.results if r.applied]
         kind = f" ({outcome.failure_kind})" if outcome.failure_kind else ""
+        left = sum(1 for r in outcome.results if r.refusal == STOPPING)
+        if left:
+            kind += f" ({left} stack(s) left for the next pass)"
         click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
                    + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
                    + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))

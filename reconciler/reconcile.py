@@ -30,6 +30,7 @@ from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
 from reconciler.engine import Engine
 from reconciler.outcomes import Failure, FailureKind, PermanentError, TemporaryError
 from reconciler.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
+from reconciler.schedule import STOPPING
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
@@ -75,7 +76,7 @@ class PassResult:
     def errors(self) -> list[str]:
         """One line per failed stack (and the audit commit), for people."""
         lines = failure_lines(self.failures)
-        lines += [f"{r.stack}: {r.failure}" for r in self.results if not r.ok]
+        lines += [f"{r.stack}: {r.failure}" for r in self.results if not r.ok and r.refusal != STOPPING]
         return lines + ([self.audit_error] if self.audit_error else [])
 
     @property
@@ -188,7 +189,9 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     applied = apply_audited(engine, [p for p in plans if not p.is_empty], repo_path, on_done=on_apply, stop=stop)
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
                         audit_error=applied.audit_error, audit_commit=applied.audit_commit)
-    if result.errors:
+    if any(r.refusal == STOPPING for r in applied.results):
+        result.status = "stopped"  # not remembered: the next pass plans what was left
+    elif result.errors:
         result.status = "apply failed"
     else:
         _remember(state_dir, branch, head)

@@ -73,7 +73,7 @@ def test_apply_refuses_to_start_without_a_repository_to_audit_in(tmp_path: Path)
     shutil.copytree(CONFIG, tmp_path / "config")
     env = {"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_STATE_DIR": str(tmp_path / "state")}
     result = CliRunner().invoke(main, ["apply", "--yes", "--config", str(tmp_path / "config")], env=env)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output
     assert "not in a Git repository" in result.output and "--no-audit" in result.output
     assert not (tmp_path / "state").exists()  # refused before planning anything
 
@@ -102,5 +102,5 @@ def test_invalid_tree_is_refused_without_traceback(tmp_path: Path) -> None:
 def test_unknown_stack_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", "--config", str(CONFIG), "--stack", "project-nope"],
                                 env={"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml")})
-    assert result.exit_code == 2
+    assert result.exit_code == 1  # a usage error, never 2 ("changes")
     assert "no stack 'project-nope'" in result.output and "project-vision" in result.output

@@ -118,7 +118,7 @@ def test_an_invalid_first_tree_or_a_missing_branch_is_refused(endpoint: Embedded
     repo = _governance_repo(tmp_path / "gov")
     env = _env(endpoint, tmp_path)
     missing = _reconcile(env, "--branch", "release")
-    assert missing.exit_code == 2 and "no branch 'release'" in missing.output
+    assert missing.exit_code == 1 and "no branch 'release'" in missing.output
     _commit(repo, "config/projects/speech.yaml", b"sharing: DontLend", b"sharing: Hoard", "speech: bad sharing")
     refused = _reconcile(env)
     assert refused.exit_code == 1 and "config/projects/speech.yaml:" in refused.output, refused.output

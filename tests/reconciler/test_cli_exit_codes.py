@@ -1,0 +1,86 @@
+"""Exit codes CI can trust, for every command, before any engine work: usage errors exit 1 (never
+2, which means "changes" to CI, as in `terraform plan -detailed-exitcode`), a busy state
+directory exits 75, and every command's --help says its codes. The 0/2 outcomes of real plans and
+drift scans run against the real terraform in tests/integration/test_cli_engine.py."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import git
+import pytest
+from click.testing import CliRunner
+
+from hypergov.cli import main
+from reconciler.reconcile import exclusive
+from tests.example_tree import CONFIG
+
+
+@pytest.fixture
+def gov(tmp_path: Path) -> Path:
+    """A governance repository holding the example tree, with one commit."""
+    shutil.copytree(CONFIG, tmp_path / "gov" / "config")
+    repo = git.Repo.init(tmp_path / "gov", initial_branch="main")
+    repo.index.add([str(p.relative_to(tmp_path / "gov")) for p in (tmp_path / "gov" / "config").rglob("*")
+                    if p.is_file()])
+    actor = git.Actor("admin", "admin@example.com")
+    repo.index.commit("tree", author=actor, committer=actor)
+    return tmp_path / "gov"
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {"HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_STATE_DIR": str(tmp_path / "state"), **extra}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["plan", "--stack", "project-nope"], "no stack 'project-nope'", id="plan-unknown-stack"),
+    pytest.param(["plan", "--base", "no-such-ref"], "'no-such-ref' is not a commit", id="plan-unknown-base"),
+    pytest.param(["drift", "--stack", "cluster-nope"], "no stack 'cluster-nope'", id="drift-unknown-stack"),
+    pytest.param(["apply", "--yes", "--stack", "project-nope"], "no stack 'project-nope'", id="apply-unknown-stack"),
+    pytest.param(["plan", "--no-such-option"], "No such option", id="plan-unknown-option"),
+    pytest.param(["reconcile", "--branch", "release"], "no branch 'release'", id="reconcile-unknown-branch"),
+    pytest.param(["validate", "no-such-dir"], "is not a directory", id="validate-missing-path"),
+    pytest.param(["no-such-command"], "No such command", id="unknown-command"),
+])
+def test_usage_errors_exit_1_never_2(gov: Path, tmp_path: Path, args: list[str], message: str,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(gov)
+    env = _env(tmp_path, HYPERGOV_CONFIG_DIR=str(gov / "config"))
+    result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 1, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "state" / "stacks").exists()  # refused before any engine work
+
+
+@pytest.mark.parametrize("command", ["plan", "drift", "apply"])
+def test_a_bad_setting_is_a_usage_error(gov: Path, tmp_path: Path, command: str) -> None:
+    env = _env(tmp_path, HYPERGOV_TERRAFORM_PARALLELISM="0")
+    result = CliRunner().invoke(main, [command, "--config", str(gov / "config")], env=env)
+    assert result.exit_code == 1, result.output
+    assert "parallelism" in result.output
+
+
+@pytest.mark.parametrize("command", ["plan", "drift", "apply"])
+def test_a_busy_state_directory_exits_75(gov: Path, tmp_path: Path, command: str) -> None:
+    """plan and drift write the per-stack files an apply or a reconciler pass uses: they wait for no one."""
+    with exclusive(tmp_path / "state"):
+        result = CliRunner().invoke(main, [command, "--config", str(gov / "config")], env=_env(tmp_path))
+    assert result.exit_code == 75, result.output
+    assert "another reconciler or hypergov apply is running" in result.output
+    assert not (tmp_path / "state" / "stacks").exists()
+
+
+@pytest.mark.parametrize(("command", "codes"), [
+    pytest.param("plan", ["0 no changes", "2 changes planned", "1 any error", "75"], id="plan"),
+    pytest.param("drift", ["0 no drift", "2 drift found", "1 any error", "75"], id="drift"),
+    pytest.param("apply", ["0 applied", "1 any error", "75"], id="apply"),
+    pytest.param("reconcile", ["0 applied or up to date", "1 refused or failed", "75", "SIGTERM"], id="reconcile"),
+    pytest.param("validate", ["0 valid", "1 problems found"], id="validate"),
+])
+def test_every_command_documents_its_exit_codes(command: str, codes: list[str]) -> None:
+    result = CliRunner().invoke(main, [command, "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    for code in codes:
+        assert code in text, (command, code)
