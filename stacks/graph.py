@@ -175,9 +175,22 @@ def capture_graph(source: GovernanceTree | str | os.PathLike[str], stack_name: s
     def program() -> None:
         declare(tree, stack_settings)
 
-    with mocked_runtime(stack_name, config=config) as monitor:
+    with mocked_runtime(stack_name, config=config) as monitor, _without_ambient_kubeconfig():
         _sync_await(run_pulumi_func(program))
     return monitor.graph()
+
+
+@contextmanager
+def _without_ambient_kubeconfig() -> Iterator[None]:
+    """pulumi-kubernetes' Provider reads $KUBECONFIG when it is given no kubeconfig, which would put
+    the capturing machine's kubeconfig into the graph (and fail the golden file on a machine with
+    kubectl set up): the graph must be a function of the tree and the arguments only."""
+    saved = os.environ.pop("KUBECONFIG", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["KUBECONFIG"] = saved
 
 
 @contextmanager

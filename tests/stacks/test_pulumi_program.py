@@ -106,9 +106,8 @@ def test_pulumi_up_declares_the_captured_graph_without_kubernetes(stack_file: Pa
     provider and objects, one warning per cluster that had any, and $KUBECONFIG never read."""
     stack, config = _stack(stack_file), _cli_config(stack_file)
     assert config["hypergov:kubeconfig"] == ""
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    captured = _captured(stack, config)
     monkeypatch.setenv("KUBECONFIG", AMBIENT)
+    captured = _captured(stack, config)
     program, messages = run_program(stack, config, monkeypatch)
 
     assert [r for r in program.resources if _is_kubernetes(r)] == []
@@ -147,7 +146,7 @@ def test_pulumi_up_with_a_kubeconfig_declares_every_kubernetes_object(
     copy = tmp_path / f"Pulumi.{stack}.yaml"
     copy.write_text(yaml.safe_dump(original), encoding="utf-8")
     config = _cli_config(copy)
-    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("KUBECONFIG", AMBIENT)  # the stack's own kubeconfig wins
 
     program, messages = run_program(stack, config, monkeypatch)
 
