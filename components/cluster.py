@@ -19,6 +19,7 @@ import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
 
 from components import arns, kueue
+from components.kube_objects import KubernetesObjects
 from components.scheduler_config import ClusterSchedulerConfig
 from components.tags import as_tag_list, cost_tags, k8s_labels
 from hypergov import naming
@@ -41,7 +42,7 @@ class ClusterGovernanceArgs:
     cluster: Cluster
     teams: Mapping[str, Project]  # the teams with a quota on this cluster
     aws_native: aws_native.Provider | None = None  # task-governance mode
-    kubernetes: k8s.Provider | None = None  # plain-EKS mode
+    kubernetes: k8s.Provider | None = None  # plain-EKS mode; None there: no Kubernetes object (counted)
     assume_role_arn: str = ""
 
 
@@ -69,6 +70,7 @@ def compute_quota_config(cluster: Cluster, project: Project, quota: ClusterQuota
 class ClusterGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
+        self.kubernetes = KubernetesObjects(parent=self, provider=args.kubernetes)
         if args.cluster.task_governance:
             self._task_governance(args)
         else:
@@ -104,25 +106,26 @@ class ClusterGovernance(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native, depends_on=[config]))
 
     def _plain_eks(self, args: ClusterGovernanceArgs) -> None:
-        org, cluster = args.org, args.cluster
+        org, cluster, kube = args.org, args.cluster, self.kubernetes
         labels = k8s_labels(cost_tags(org, layer="cluster", cluster=(args.name, cluster)))
-        opts = pulumi.ResourceOptions(parent=self, provider=args.kubernetes)
-        flavors = [_custom(f"flavor-{t}", kueue.resource_flavor(t), labels, opts) for t in sorted(cluster.capacity)]
+        flavors = [kube.declare(_kueue_object, f"flavor-{t}", manifest=kueue.resource_flavor(t), labels=labels)
+                   for t in sorted(cluster.capacity)]
         for pc in sorted(cluster.scheduler.priority_classes, key=lambda p: p.name):
-            _custom(f"priority-{pc.name}", kueue.workload_priority_class(pc.name, pc.weight), labels, opts)
+            kube.declare(_kueue_object, f"priority-{pc.name}",
+                         manifest=kueue.workload_priority_class(pc.name, pc.weight), labels=labels)
         for team, project in sorted(args.teams.items()):
             team_labels = k8s_labels(cost_tags(org, layer="cluster", project=(team, project),
                                                cluster=(args.name, cluster)))
-            namespace = k8s.core.v1.Namespace(
-                f"namespace-{team}", metadata={"name": naming.namespace(team), "labels": team_labels}, opts=opts)
+            namespace = kube.declare(k8s.core.v1.Namespace, f"namespace-{team}",
+                                     metadata={"name": naming.namespace(team), "labels": team_labels})
             queue = kueue.cluster_queue(team=team, cluster_name=args.name, cluster=cluster, project=project,
                                         quota=project.quotas[args.name])
-            _custom(f"cluster-queue-{team}", queue, team_labels,
-                    pulumi.ResourceOptions(parent=self, provider=args.kubernetes, depends_on=[*flavors, namespace]))
+            kube.declare(_kueue_object, f"cluster-queue-{team}", manifest=queue, labels=team_labels,
+                         depends_on=[*flavors, namespace])
 
 
-def _custom(name: str, manifest: dict[str, Any], labels: dict[str, str],
-            opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+def _kueue_object(name: str, *, manifest: dict[str, Any], labels: dict[str, str],
+                  opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     """A Kueue object. pulumi-kubernetes' CustomResource class only carries `spec`, and a
     WorkloadPriorityClass has top-level fields, so the resource is registered with the same type
     token and properties that class would use, plus those fields."""

@@ -23,6 +23,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components import arns, kueue, policies
+from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
@@ -51,7 +52,7 @@ class ProjectGovernanceArgs:
     project: Project
     clusters: Mapping[str, Cluster]  # the clusters the team has quota on
     aws_providers: Mapping[tuple[str, str], aws.Provider]  # (account id, region) -> provider
-    kubernetes: Mapping[str, k8s.Provider]  # cluster name -> provider
+    kubernetes: Mapping[str, k8s.Provider | None]  # cluster name -> provider; None: no Kubernetes object (counted)
 
 
 def _json(document: object) -> str:
@@ -75,6 +76,8 @@ class ProjectGovernance(pulumi.ComponentResource):
         org, team, project = args.org, args.team, args.project
         self.tags = cost_tags(org, layer="project", project=(team, project))
         personas = [p for p in PERSONAS if project.members.of(p)]
+        self.kubernetes = {c: KubernetesObjects(parent=self, provider=args.kubernetes[c])
+                           for c in sorted(args.clusters)}
         roles: dict[tuple[str, Persona], aws.iam.Role] = {}
         for acct in sorted({arns.account_id(org, c.account) for c in args.clusters.values()}):
             alias = next(a.name for a in org.accounts if str(a.id) == acct)
@@ -148,17 +151,14 @@ class ProjectGovernance(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[entry]))
 
     def _rbac(self, args: ProjectGovernanceArgs, *, cluster_name: str) -> None:
-        team = args.team
-        provider = args.kubernetes[cluster_name]
+        team, kube = args.team, self.kubernetes[cluster_name]
         labels = k8s_labels(self.tags)
         meta: dict[str, Any] = {"name": naming.namespace_role(team), "namespace": naming.namespace(team),
                                 "labels": labels}
-        role = k8s.rbac.v1.Role(  # type: ignore[call-overload]  # plain dicts for typed args
-            f"rbac-role@{cluster_name}", metadata=meta, rules=RBAC_RULES,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider))
-        k8s.rbac.v1.RoleBinding(  # type: ignore[call-overload]
-            f"rbac-binding@{cluster_name}", metadata=meta,
+        role = kube.declare(k8s.rbac.v1.Role, f"rbac-role@{cluster_name}", metadata=meta, rules=RBAC_RULES)
+        kube.declare(
+            k8s.rbac.v1.RoleBinding, f"rbac-binding@{cluster_name}", metadata=meta,
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": naming.namespace_role(team)},
             subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
                        "name": naming.namespace_group(team)}],
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[role]))
+            depends_on=[role])

@@ -27,6 +27,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import kueue
+from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
@@ -47,7 +48,7 @@ class WorkloadPolicyArgs:
     cluster_name: str
     cluster: Cluster
     workloads: Mapping[str, WorkloadClass]  # class name -> class
-    kubernetes: k8s.Provider
+    kubernetes: k8s.Provider | None  # None: declare no Kubernetes object (counted)
 
 
 @dataclass(frozen=True)
@@ -116,32 +117,30 @@ class WorkloadPolicy(pulumi.ComponentResource):
         team, cluster_name = args.team, args.cluster_name
         labels = k8s_labels(cost_tags(args.org, layer="workload", project=(team, args.project)))
         namespace = naming.namespace(team)
-        opts_k8s = pulumi.ResourceOptions(parent=self, provider=args.kubernetes)
+        self.kubernetes = kube = KubernetesObjects(parent=self, provider=args.kubernetes)
         in_ns = {"name": naming.WORKLOAD_LIMITS, "namespace": namespace, "labels": labels}
         most = per_container_max(args.cluster, args.project, cluster_name)
-        k8s.core.v1.LimitRange(  # type: ignore[call-overload]  # plain dicts for typed args
-            f"limit-range@{cluster_name}", metadata=in_ns,
-            spec={"limits": [{"type": "Container", "max": {r: str(n) for r, n in most.items()}}]}, opts=opts_k8s)
+        kube.declare(k8s.core.v1.LimitRange, f"limit-range@{cluster_name}", metadata=in_ns,
+                     spec={"limits": [{"type": "Container", "max": {r: str(n) for r, n in most.items()}}]})
         reach = reachable_accelerators(args.cluster, args.project, cluster_name)
-        k8s.core.v1.ResourceQuota(  # type: ignore[call-overload]
-            f"resource-quota@{cluster_name}", metadata=in_ns,
-            spec={"hard": {f"requests.{r}": str(n) for r, n in reach.items()}}, opts=opts_k8s)
+        kube.declare(k8s.core.v1.ResourceQuota, f"resource-quota@{cluster_name}", metadata=in_ns,
+                     spec={"hard": {f"requests.{r}": str(n) for r, n in reach.items()}})
         policy_name = naming.workload_admission_policy(team)
-        policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(  # type: ignore[call-overload]
-            f"admission-policy@{cluster_name}", metadata={"name": policy_name, "labels": labels},
-            spec=self._policy_spec(args), opts=opts_k8s)
-        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(  # type: ignore[call-overload]
-            f"admission-binding@{cluster_name}", metadata={"name": policy_name, "labels": labels},
+        policy = kube.declare(
+            k8s.admissionregistration.v1.ValidatingAdmissionPolicy, f"admission-policy@{cluster_name}",
+            metadata={"name": policy_name, "labels": labels}, spec=self._policy_spec(args))
+        kube.declare(
+            k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding, f"admission-binding@{cluster_name}",
+            metadata={"name": policy_name, "labels": labels},
             spec={"policyName": policy_name, "validationActions": ["Deny"],
                   "matchResources": {"namespaceSelector": {"matchLabels": {
                       "kubernetes.io/metadata.name": namespace}}}},
-            opts=pulumi.ResourceOptions(parent=self, provider=args.kubernetes, depends_on=[policy]))
+            depends_on=[policy])
         if not args.cluster.task_governance:
             manifest = kueue.local_queue(team)
-            k8s.apiextensions.CustomResource(
-                f"local-queue@{cluster_name}", api_version=manifest["apiVersion"], kind=manifest["kind"],
-                metadata={**manifest["metadata"], "labels": labels}, spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=args.kubernetes))
+            kube.declare(k8s.apiextensions.CustomResource, f"local-queue@{cluster_name}",
+                         api_version=manifest["apiVersion"], kind=manifest["kind"],
+                         metadata={**manifest["metadata"], "labels": labels}, spec=manifest["spec"])
         self.register_outputs({"namespace": namespace, "cluster": cluster_name})
 
     @staticmethod

@@ -11,10 +11,10 @@ from pathlib import Path
 import click
 
 from hypergov.validate import InvalidTreeError, validate_dir
-from stacks.files import StackFileError, generate_stacks
+from stacks.files import STACK_CONFIG_DIR, StackFileError, generate_stacks
 from stacks.spec import UnknownStackError, plan_stacks
 
-DEFAULT_STACKS_DIR = Path("stacks/generated")
+DEFAULT_STACKS_DIR = STACK_CONFIG_DIR
 
 
 def _load(config: Path):  # type: ignore[no-untyped-def]

@@ -13,6 +13,7 @@ stack type), not as the mock monitor abbreviates them.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -95,7 +96,9 @@ class _EchoMocks(mocks.Mocks):
         return {}, None
 
 
-class _RecordingMonitor(mocks.MockMonitor):
+class RecordingMonitor(mocks.MockMonitor):
+    """Pulumi's mock monitor, recording every registration as a `GraphResource`."""
+
     def __init__(self, stack: str) -> None:
         super().__init__(_EchoMocks())
         self.stack = stack
@@ -122,6 +125,9 @@ class _RecordingMonitor(mocks.MockMonitor):
                 property_dependencies={k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items()
                                        if v.urns}))
         return response
+
+    def graph(self) -> ResourceGraph:
+        return ResourceGraph(stack=self.stack, resources=tuple(sorted(self.recorded, key=lambda r: r.urn)))
 
 
 def _plain(value: Any) -> Any:
@@ -160,18 +166,48 @@ def capture_graph(source: GovernanceTree | str | os.PathLike[str], stack_name: s
     tree = source if isinstance(source, GovernanceTree) else load_valid_tree(source)
     spec = find_stack(tree, stack_name)
     config_dir = "config" if isinstance(source, GovernanceTree) else os.fspath(source)
-    stack_settings = StackSettings(kind=spec.kind, name=spec.subject, config_dir=config_dir,
+    # Every Kubernetes object is captured: the terraform engine plans them all and applies them with
+    # its own kubeconfig setting (or marks them not applied); it never uses this graph's provider.
+    stack_settings = StackSettings(kind=spec.kind, name=spec.subject, kubernetes="declare", config_dir=config_dir,
                                    kubeconfig=kubeconfig, assume_role_name=assume_role_name)
-    monitor = _RecordingMonitor(stack_name)
-    settings.ROOT.set(None)
-    pulumi_config.set_all_config({"hypergov:kind": spec.kind, "hypergov:name": spec.subject,
-                                  "hypergov:configDir": config_dir})
-    mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack_name, preview=False, monitor=monitor)
+    config = {"hypergov:kind": spec.kind, "hypergov:name": spec.subject, "hypergov:configDir": config_dir}
+
+    def program() -> None:
+        declare(tree, stack_settings)
+
+    with mocked_runtime(stack_name, config=config) as monitor, _without_ambient_kubeconfig():
+        _sync_await(run_pulumi_func(program))
+    return monitor.graph()
+
+
+@contextmanager
+def _without_ambient_kubeconfig() -> Iterator[None]:
+    """pulumi-kubernetes' Provider reads $KUBECONFIG when it is given no kubeconfig, which would put
+    the capturing machine's kubeconfig into the graph (and fail the golden file on a machine with
+    kubectl set up): the graph must be a function of the tree and the arguments only."""
+    saved = os.environ.pop("KUBECONFIG", None)
     try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["KUBECONFIG"] = saved
+
+
+@contextmanager
+def mocked_runtime(stack_name: str, *, config: Mapping[str, str],
+                   logger: logging.Logger | None = None) -> Iterator[RecordingMonitor]:
+    """Pulumi's process-global runtime set up as `pulumi up --stack <stack_name>` sets it up
+    (project, stack, config map, a root stack resource), with a recording mock monitor in place of
+    the engine, and reset on the way out, also on error. Run one program inside (`run_pulumi_func`);
+    `logger` receives what the program logs (`pulumi.log.*`; default: the root logger)."""
+    monitor = RecordingMonitor(stack_name)
+    settings.ROOT.set(None)
+    pulumi_config.set_all_config(dict(config), [])
+    try:
+        mocks.set_mocks(monitor.mocks, project=PROJECT, stack=stack_name, preview=False, logger=logger,
+                        monitor=monitor)
         with _without_source_positions():
-            _sync_await(run_pulumi_func(lambda: declare(tree, stack_settings)))
+            yield monitor
     finally:
         settings.ROOT.set(None)
-        pulumi_config.set_all_config({})
-    resources = tuple(sorted(monitor.recorded, key=lambda r: r.urn))
-    return ResourceGraph(stack=stack_name, resources=resources)
+        pulumi_config.set_all_config({}, [])

@@ -5,6 +5,14 @@
 `hypergov:assumeRoleName`), refuses an invalid tree, and calls `declare`. Graph capture calls
 `declare` directly with an already loaded tree.
 
+Kubernetes objects: with an empty `hypergov:kubeconfig`, a Kubernetes provider would fall back to
+the ambient kubectl context (or $KUBECONFIG) of whoever runs `pulumi up`, and create every team's
+RBAC and limits on whatever cluster that is. So `main()` declares no Kubernetes provider and no
+Kubernetes object then, and warns once per cluster with the count and how to enable them
+(`kubernetes="skip-without-kubeconfig"`). Graph capture declares them all (`"declare"`): the
+terraform engine plans every object and applies them with its own kubeconfig setting, or marks
+them "not applied: no kubeconfig".
+
 Every AWS resource goes through an explicit provider per account and region, so one stack can
 span accounts: with `hypergov:assumeRoleName` set, the provider of each account assumes that role
 there (e.g. OrganizationAccountAccessRole); without it, all accounts use the ambient credentials.
@@ -13,6 +21,7 @@ there (e.g. OrganizationAccountAccessRole); without it, all accounts use the amb
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import pulumi
 import pulumi_aws as aws
@@ -27,15 +36,20 @@ from components.workload import WorkloadPolicy, WorkloadPolicyArgs
 from hypergov.model.org import Organization
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError, load_valid_tree
+from stacks.files import STACK_CONFIG_DIR, stack_file
 from stacks.spec import StackKind
 
+KubernetesMode = Literal["declare", "skip-without-kubeconfig"]
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class StackSettings:
-    """A stack's own configuration (its Pulumi.<stack>.yaml), apart from the tree."""
+    """A stack's own configuration (its Pulumi.<stack>.yaml), apart from the tree, plus what to do
+    with Kubernetes objects (no default: each caller says which one it is)."""
 
     kind: StackKind
     name: str
+    kubernetes: KubernetesMode  # "declare" always (graph capture); "skip-without-kubeconfig" (pulumi up)
     config_dir: str = "config"
     kubeconfig: str = ""
     assume_role_name: str = ""
@@ -72,29 +86,47 @@ class Providers:
         return aws_native.Provider(f"aws-native-{alias}-{region}", region=region,
                                    assume_role={"role_arn": role, "session_name": "hypergov"} if role else None)
 
-    def kubernetes(self, cluster: str, eks_name: str) -> k8s.Provider:
+    def kubernetes(self, cluster: str, eks_name: str) -> k8s.Provider | None:
+        """The cluster's provider (the kubeconfig's context named after the EKS cluster), or None
+        (declare no object) when there is no kubeconfig and the mode says to skip."""
         kubeconfig = self.settings.kubeconfig
+        if not kubeconfig and self.settings.kubernetes == "skip-without-kubeconfig":
+            return None
         return k8s.Provider(f"k8s-{cluster}", kubeconfig=kubeconfig or None,
                             context=eks_name if kubeconfig else None)
 
 
-def declare(tree: GovernanceTree, settings: StackSettings) -> None:
-    """Declare the stack's resources into the running Pulumi program."""
+def declare(tree: GovernanceTree, settings: StackSettings) -> dict[str, int]:
+    """Declare the stack's resources into the running Pulumi program; returns, per cluster, the
+    Kubernetes objects not declared for want of a kubeconfig (each warned about)."""
     if tree.org is None:
         raise ValueError("the tree has no org.yaml; validate it first")
     org = tree.org.model
     providers = Providers(org, settings)
+    skipped: dict[str, int] = {}
     if settings.kind == "org":
         OrganizationGovernance(org.name, OrganizationGovernanceArgs(
             org=org, projects={t: p.model for t, p in tree.projects.items()}, management=providers.management(),
             accounts={str(a.id): providers.aws_provider(str(a.id), org.home_region) for a in org.accounts}))
     elif settings.kind == "cluster":
-        _declare_cluster(tree, settings.name, providers)
+        skipped = _declare_cluster(tree, settings.name, providers)
     else:
-        _declare_project(tree, settings.name, providers)
+        skipped = _declare_project(tree, settings.name, providers)
+    skipped = {c: n for c, n in sorted(skipped.items()) if n}
+    for cluster, count in skipped.items():
+        pulumi.log.warn(skipped_message(stack=pulumi.get_stack(), cluster=cluster, count=count,
+                                        context=tree.clusters[cluster].model.eks.cluster_name))
+    return skipped
 
 
-def _declare_cluster(tree: GovernanceTree, name: str, providers: Providers) -> None:
+def skipped_message(*, stack: str, cluster: str, count: int, context: str) -> str:
+    """The one warning line per cluster whose Kubernetes objects `pulumi up` did not declare."""
+    return (f"{count} Kubernetes object(s) for cluster '{cluster}' skipped: hypergov:kubeconfig is empty and "
+            "hypergov never uses the ambient kubectl context; to declare them, set hypergov:kubeconfig "
+            f"(a kubeconfig path with the context '{context}') in {stack_file(STACK_CONFIG_DIR, stack).as_posix()}")
+
+
+def _declare_cluster(tree: GovernanceTree, name: str, providers: Providers) -> dict[str, int]:
     org = providers.org
     cluster = tree.clusters[name].model
     acct = account_id(org, cluster.account)
@@ -107,10 +139,11 @@ def _declare_cluster(tree: GovernanceTree, name: str, providers: Providers) -> N
     else:
         args = ClusterGovernanceArgs(**{**args.__dict__,
                                         "kubernetes": providers.kubernetes(name, cluster.eks.cluster_name)})
-    ClusterGovernance(name, args)
+    component = ClusterGovernance(name, args)
+    return {name: component.kubernetes.skipped}
 
 
-def _declare_project(tree: GovernanceTree, team: str, providers: Providers) -> None:
+def _declare_project(tree: GovernanceTree, team: str, providers: Providers) -> dict[str, int]:
     org = providers.org
     project = tree.projects[team].model
     clusters = {c: tree.clusters[c].model for c in sorted(project.quotas)}
@@ -120,13 +153,16 @@ def _declare_project(tree: GovernanceTree, team: str, providers: Providers) -> N
         for region in (org.home_region, cluster_region(org, cluster)):
             aws_providers[(acct, region)] = providers.aws_provider(acct, region)
     kube = {c: providers.kubernetes(c, m.eks.cluster_name) for c, m in clusters.items()}
-    ProjectGovernance(team, ProjectGovernanceArgs(org=org, team=team, project=project, clusters=clusters,
-                                                  aws_providers=aws_providers, kubernetes=kube))
+    governance = ProjectGovernance(team, ProjectGovernanceArgs(
+        org=org, team=team, project=project, clusters=clusters, aws_providers=aws_providers, kubernetes=kube))
+    skipped = {c: objects.skipped for c, objects in governance.kubernetes.items()}
     workloads = {cls: wl.model for (owner, cls), wl in sorted(tree.workloads.items()) if owner == team}
     for cluster_name, cluster in clusters.items():
-        WorkloadPolicy(f"{team}@{cluster_name}", WorkloadPolicyArgs(
+        policy = WorkloadPolicy(f"{team}@{cluster_name}", WorkloadPolicyArgs(
             org=org, team=team, project=project, cluster_name=cluster_name, cluster=cluster,
             workloads=workloads, kubernetes=kube[cluster_name]))
+        skipped[cluster_name] += policy.kubernetes.skipped
+    return skipped
 
 
 def settings_from_config() -> StackSettings:
@@ -136,7 +172,7 @@ def settings_from_config() -> StackSettings:
         raise pulumi.RunError(f"hypergov:kind is '{kind}'; it must be org, cluster or project "
                               "(regenerate the stack files with 'hypergov stacks generate')")
     return StackSettings(kind=kind, name=config.require("name"),  # type: ignore[arg-type]
-                         config_dir=config.get("configDir") or "config",
+                         kubernetes="skip-without-kubeconfig", config_dir=config.get("configDir") or "config",
                          kubeconfig=config.get("kubeconfig") or "",
                          assume_role_name=config.get("assumeRoleName") or "")
 

@@ -1,8 +1,10 @@
 """Graph capture resets Pulumi's process-global runtime state: captures in sequence do not leak
-into each other, and capturing from a config directory equals capturing from the loaded tree."""
+into each other, the machine's $KUBECONFIG does not leak into them, and capturing from a config
+directory equals capturing from the loaded tree."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,15 @@ def test_sequential_captures_are_independent(tree: GovernanceTree) -> None:
     capture_graph(tree, "org")
     capture_graph(tree, "cluster-trn-east")
     assert capture_graph(tree, "project-speech").to_json() == alone
+
+
+def test_capture_ignores_the_ambient_kubeconfig(tree: GovernanceTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pulumi-kubernetes would read $KUBECONFIG into the provider's inputs; the graph must not."""
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    clean = capture_graph(tree, "project-nlp")
+    monkeypatch.setenv("KUBECONFIG", "/home/admin/.kube/config")
+    assert capture_graph(tree, "project-nlp") == clean
+    assert os.environ["KUBECONFIG"] == "/home/admin/.kube/config"  # restored for the rest of the process
 
 
 def test_capture_from_directory_equals_capture_from_tree() -> None:
