@@ -79,6 +79,29 @@ def _state_lock(settings: Settings) -> Iterator[None]:
         sys.exit(EXIT_BUSY)
 
 
+@contextmanager
+def _plan_state(settings: Settings, *, private: bool, quiet: bool) -> Iterator[Settings]:
+    """The settings a plan runs with: the shared state directory under its lock, or a private
+    copy of it (no lock, nothing written back); says which on stderr."""
+    import tempfile
+
+    from reconciler.terraform.workspace import copy_for_planning
+
+    shared = Path(settings.state_dir).resolve()
+    if not private:
+        with _state_lock(settings):
+            if not quiet:
+                click.echo(f"state: {shared} (locked while planning)", err=True)
+            yield settings
+        return
+    with tempfile.TemporaryDirectory(prefix="hypergov-plan-") as tmp:
+        copy_for_planning(shared, Path(tmp))
+        if not quiet:
+            click.echo(f"state: a private copy of {shared} (read-only against live state; nothing written back)",
+                       err=True)
+        yield settings.model_copy(update={"state_dir": Path(tmp)})
+
+
 def _plan_progress(quiet: bool) -> Callable[[StackName, Plan | Failure], None]:
     def progress(stack: StackName, outcome: Plan | Failure) -> None:
         if not quiet:
@@ -152,9 +175,11 @@ PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage in
               "only the stacks it affects, destroys for removed ones, and the capacity impact when quotas change.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Job trace for the capacity impact (default: the bundled sample trace).")
+@click.option("--private-state", is_flag=True, help="Plan on a private copy of the state directory (read-only "
+              "against live state), so a merge request's plan neither waits for nor touches a running apply.")
 @_guard
 def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
-             markdown_file: Path | None, base_ref: str | None, trace_path: Path | None) -> None:
+             markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
 
     Every stack is reported: a stack that could not be planned is an ERROR line saying whether
@@ -164,7 +189,7 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     """
     settings = _settings(settings_file, config_dir)
     extra: list[str] = []
-    with _state_lock(settings):
+    with _plan_state(settings, private=private_state, quiet=as_json) as settings:
         if base_ref:
             plans, failures, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json)
         else:

@@ -12,8 +12,11 @@ exactly and every stack's lock file is checked against one shared lock (`locks.p
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import shutil
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,3 +179,38 @@ def cli_config_text(source: ProviderSource, *, plugin_cache: Path) -> str:
 
 def _hcl_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def copy_for_planning(root: Path, target: Path, *, attempts: int = 5) -> None:
+    """A private copy of the state directory `root` in `target`, for a plan that must not touch
+    (nor wait for) the shared one, e.g. a merge request's plan while a reconciler pass applies.
+    Each stack's files are copied except saved plans (the copy makes its own); the plugin cache
+    and the shared provider lock are linked, not copied (hundreds of MB; both only grow, under
+    their own locks). A state file caught mid-write is read again."""
+    target.mkdir(parents=True, exist_ok=True)
+    for shared in ("plugin-cache", SHARED_LOCK):
+        if (root / shared).exists() and not (target / shared).exists():
+            (target / shared).symlink_to((root / shared).resolve())
+    for stack_dir in sorted((root / "stacks").glob("*")) if (root / "stacks").is_dir() else []:
+        into = target / "stacks" / stack_dir.name
+        into.mkdir(parents=True, exist_ok=True)
+        for source in stack_dir.iterdir():
+            if source.is_file() and source.suffix != ".tfplan":
+                (into / source.name).write_bytes(_stable_read(source, attempts=attempts))
+        providers = stack_dir / ".terraform"
+        if providers.is_dir() and not (into / ".terraform").exists():
+            shutil.copytree(providers, into / ".terraform", symlinks=True)
+
+
+def _stable_read(path: Path, *, attempts: int) -> bytes:
+    data = path.read_bytes()
+    if path.suffix not in (".json", ".tfstate"):
+        return data
+    for _ in range(attempts):
+        try:
+            json.loads(data or b"{}")
+            return data
+        except json.JSONDecodeError:  # being written by an apply at this moment: read it again
+            time.sleep(0.2)
+            data = path.read_bytes()
+    return data

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from hypergov.cli import main
 from hypergov.embedded_aws import EmbeddedAwsProcess
+from reconciler.reconcile import exclusive
 from tests.integration.conftest import CONFIG, PROD, REGION
 
 pytestmark = pytest.mark.integration
@@ -49,6 +50,16 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     replan = runner.invoke(main, ["plan", "--config", str(config), "--stack", "project-speech"], env=env)
     assert replan.exit_code == 0, replan.output
     assert "project-speech: no changes" in replan.output
+    speech_dir = tmp_path / "state" / "stacks" / "project-speech"
+    saved = {p.name: p.read_bytes() for p in speech_dir.iterdir() if p.is_file()}
+    with exclusive(tmp_path / "state"):  # a reconciler pass is applying: a merge request still gets its plan
+        private = runner.invoke(main, ["plan", "--private-state", "--config", str(config), "--stack",
+                                       "project-speech"], env=env)
+        shared = runner.invoke(main, ["plan", "--config", str(config), "--stack", "project-speech"], env=env)
+    assert private.exit_code == 0 and "project-speech: no changes" in private.output, private.output
+    assert "a private copy of" in private.output
+    assert shared.exit_code == 75, shared.output  # the shared state is never planned beside an apply
+    assert {p.name: p.read_bytes() for p in speech_dir.iterdir() if p.is_file()} == saved  # untouched
     again = runner.invoke(main, ["apply", "--yes", "--config", str(config), "--stack", "project-speech"], env=env)
     assert again.exit_code == 0 and "nothing to apply" in again.output
     assert repo.head.commit == audit  # steady state leaves no audit noise

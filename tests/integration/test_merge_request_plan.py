@@ -39,3 +39,35 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     assert "1 changed file(s) need approval" in result.output
     assert ("| `projects/vision.yaml` | modified | `arn:aws:iam::111122223333:role/vision-lead`, "
             "`arn:aws:iam::111122223333:role/PlatformAdministrator`") in markdown
+
+
+@pytest.mark.parametrize("how", [
+    pytest.param("absolute-config-elsewhere", id="absolute-config-from-another-directory"),
+    pytest.param("env-config-in-subdir", id="config-dir-setting-from-a-subdirectory"),
+])
+def test_base_plan_finds_the_tree_in_its_repository_from_anywhere(endpoint: EmbeddedAwsProcess, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    how: str) -> None:
+    """`plan --base` locates the repository and the tree's path in it the way `reconcile` does
+    (one function), whatever the working directory and however the tree is named."""
+    root = tmp_path / "repo"
+    shutil.copytree(CONFIG, root / "governance" / "config")
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.index.add([str(p.relative_to(root)) for p in (root / "governance").rglob("*") if p.is_file()])
+    repo.index.commit("base")
+    budget = root / "governance" / "config" / "projects" / "speech.yaml"
+    budget.write_text(budget.read_text().replace("monthly_usd: 120000", "monthly_usd: 90000"))
+    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
+           "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
+    if how == "absolute-config-elsewhere":
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        args = ["--config", str(root / "governance" / "config")]
+    else:
+        monkeypatch.chdir(root / "governance")
+        env["HYPERGOV_CONFIG_DIR"] = "config"
+        args = []
+    result = CliRunner().invoke(main, ["plan", "--base", "main", *args], env=env)
+    assert result.exit_code == 2, result.output
+    assert "1 stack(s) affected, 0 removed, 7 unchanged" in result.output
+    assert "aws_budgets_budget.budget_ml-prod" in result.output

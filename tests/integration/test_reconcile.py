@@ -125,26 +125,6 @@ def test_an_invalid_first_tree_or_a_missing_branch_is_refused(endpoint: Embedded
     assert not (tmp_path / "state" / "stacks").exists()  # refused before any stack was prepared
 
 
-def test_watch_keeps_going_past_a_busy_pass_and_stops_cleanly(endpoint: EmbeddedAwsProcess, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """The wait between passes is the seam: the second wait raises the Ctrl-C a person would type."""
-    _governance_repo(tmp_path / "gov")
-    waits: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        if len(waits) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr("time.sleep", sleep)
-    with exclusive(tmp_path / "state"):
-        watched = _reconcile(_env(endpoint, tmp_path), "--watch", "30")
-    assert watched.exit_code == 130, watched.output
-    assert watched.output.count("another reconciler or hypergov apply is running") == 2
-    assert "reconciler stopped" in watched.output
-    assert waits == [30.0, 30.0]
-
-
 def test_an_unreadable_record_is_a_clear_error(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
     _governance_repo(tmp_path / "gov")
     (tmp_path / "state").mkdir()

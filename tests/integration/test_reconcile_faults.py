@@ -2,8 +2,8 @@
 long as the test wants (`times=None`), longer than the SDK's retries last. A plan of all stacks
 gives every stack a classified outcome (the cluster stack a temporary error, the others their
 plans) and exits 1; `reconcile --watch`, a real process, keeps running through throttled
-passes, backs off, applies once the fault stops, and on SIGTERM lets the stacks being applied
-finish, records them in the audit commit and exits 0."""
+passes (and a held state directory), backs off, applies once the fault stops, and on SIGTERM
+lets the stacks being applied finish, records them in the audit commit and exits 0."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import git
@@ -21,6 +22,7 @@ from click.testing import CliRunner
 
 from hypergov.cli import main
 from hypergov.embedded_aws import EmbeddedAwsProcess
+from reconciler.reconcile import exclusive
 from tests.integration.conftest import CREDENTIALS, PROD, REGION
 from tests.integration.test_reconcile import _governance_repo
 
@@ -72,11 +74,16 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
     env = {**os.environ, **CREDENTIALS, **_env(endpoint, tmp_path), "PYTHONUNBUFFERED": "1",
            "HYPERGOV_TERRAFORM_PARALLELISM": "1"}
     endpoint.inject_fault("sagemaker", "*", kind="throttle", times=None)
+    busy = ExitStack()
+    busy.enter_context(exclusive(tmp_path / "state"))  # first, someone else holds the state directory
     with open(log, "w") as out:
         daemon = subprocess.Popen([sys.executable, "-m", "hypergov.cli", "reconcile", "--watch", "1",
                                    "--max-backoff", "2"], stdout=out, stderr=subprocess.STDOUT, env=env,
                                   cwd=tmp_path)
     try:
+        _wait_for(log, "pass failed (temporary): another reconciler or hypergov apply is running")
+        _wait_for(log, "main: retrying in")
+        busy.close()
         first = _wait_for(log, "plan failed (temporary)")
         _wait_for(log, "cluster-gpu-west: temporary: AWS ListClusterSchedulerConfigs: ThrottlingException",
                   after=max(0, first - 400))
@@ -89,6 +96,7 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
         daemon.send_signal(signal.SIGTERM)  # mid-pass: the cluster stack is being applied, the project is not
         assert daemon.wait(timeout=240) == 0, log.read_text()
     finally:
+        busy.close()
         endpoint.clear_faults()
         if daemon.poll() is None:
             daemon.kill()

@@ -84,3 +84,36 @@ def test_every_command_documents_its_exit_codes(command: str, codes: list[str]) 
     text = " ".join(result.output.split())
     for code in codes:
         assert code in text, (command, code)
+
+
+NO_AWS_CREDENTIALS = {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "AWS_SESSION_TOKEN": None,
+                      "AWS_PROFILE": None, "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+                      "AWS_CONFIG_FILE": "/nonexistent/config", "AWS_EC2_METADATA_DISABLED": "true",
+                      "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": None, "AWS_CONTAINER_CREDENTIALS_FULL_URI": None,
+                      "AWS_WEB_IDENTITY_TOKEN_FILE": None}
+
+
+@pytest.mark.parametrize("command", ["plan", "drift"])
+def test_missing_credentials_are_one_line_saying_how_to_provide_them(gov: Path, tmp_path: Path,
+                                                                     command: str) -> None:
+    """Found before any stack is planned: no terraform runs, nothing is repeated per stack or alias."""
+    env: dict[str, str | None] = {**_env(tmp_path), **NO_AWS_CREDENTIALS, "HYPERGOV_ENGINE": "terraform"}
+    result = CliRunner().invoke(main, [command, "--config", str(gov / "config")], env=env)
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.output.splitlines() if line.strip() and not line.startswith("state: ")]
+    assert len(lines) == 1, result.output  # the one line besides the progress note of which state is used
+    assert "no AWS credentials were found" in lines[0] and "AWS_PROFILE" in lines[0]
+    assert "AWS_ACCESS_KEY_ID" in lines[0] and "Traceback" not in result.output
+    assert not list((tmp_path / "state").glob("stacks/*/main.tf.json"))  # no stack was prepared
+
+
+@pytest.mark.skipif(shutil.which("pulumi") is not None, reason="the Pulumi CLI is installed here")
+def test_the_engine_setting_is_what_the_commands_run(gov: Path, tmp_path: Path) -> None:
+    """engine: pulumi without its CLI: every stack says so (permanent), nothing falls back silently."""
+    env = _env(tmp_path, HYPERGOV_ENGINE="pulumi")
+    result = CliRunner().invoke(main, ["plan", "--config", str(gov / "config"), "--stack", "org",
+                                       "--stack", "project-vision"], env=env)
+    assert result.exit_code == 1, result.output
+    assert "2 stacks (org, project-vision): permanent: the pulumi engine needs the Pulumi CLI" in result.output
+    assert "engine: terraform" in result.output
+    assert not (tmp_path / "state" / "stacks").exists()  # the terraform engine never ran
