@@ -188,6 +188,7 @@ def copy_for_planning(root: Path, target: Path, *, attempts: int = 5) -> None:
     and the shared provider lock are linked, not copied (hundreds of MB; both only grow, under
     their own locks). A state file caught mid-write is read again."""
     target.mkdir(parents=True, exist_ok=True)
+    (root / "plugin-cache").mkdir(parents=True, exist_ok=True)  # shared even on a first plan
     for shared in ("plugin-cache", SHARED_LOCK):
         if (root / shared).exists() and not (target / shared).exists():
             (target / shared).symlink_to((root / shared).resolve())

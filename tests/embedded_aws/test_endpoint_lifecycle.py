@@ -151,8 +151,8 @@ def test_cli_prints_the_url_and_stops_on_sigint() -> None:
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [
-    pytest.param(["--seed-config", "does-not-exist"], 2, "is not a directory", id="missing-dir"),
-    pytest.param(["--port", "70000"], 2, "70000 is not in the range", id="bad-port"),
+    pytest.param(["--seed-config", "does-not-exist"], 1, "is not a directory", id="missing-dir"),
+    pytest.param(["--port", "70000"], 1, "70000 is not in the range", id="bad-port"),
 ])
 def test_cli_usage_errors_have_no_traceback(args: list[str], code: int, message: str) -> None:
     result = CliRunner().invoke(main, ["embedded-aws", *args])

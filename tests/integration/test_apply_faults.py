@@ -48,7 +48,8 @@ def test_failed_apply_is_reported_and_the_next_apply_converges(engine_for: Engin
     finally:
         endpoint.clear_faults()
     assert not failed.ok and failed.error is not None
-    assert "UpdateBudget" in failed.error or "updating Budget" in failed.error
+    assert "UpdateBudget" in failed.error.message or "updating Budget" in failed.error.message
+    assert failed.error.kind == "temporary"  # a 500 that outlived the provider's retries: try again later
     retry = engine.plan(SPEECH)
     assert [c.address for c in retry.actionable] == ["aws_budgets_budget.budget_ml-prod"]
     assert engine.apply(SPEECH, retry).ok
