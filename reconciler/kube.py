@@ -1,14 +1,19 @@
-"""Kubernetes objects of a stack (team RBAC; Kueue queues, LimitRange and ResourceQuota in
-plain-EKS mode): planned always, applied by server-side apply only when a kubeconfig for the
-cluster is configured. Without one, every object is planned and reported as not applied.
+"""Kubernetes objects of a stack (team RBAC; the admission policy, LimitRange and ResourceQuota
+of each workload layer; Kueue objects in plain-EKS mode): planned always, applied by server-side
+apply only when a kubeconfig for the cluster is configured. Without one, every object is planned
+and reported as not applied.
 
 The live cluster is reached through `KubeApi`, a small Protocol over the kubernetes client's
 dynamic client, so the decision (what to create, update, prune) stays pure and testable.
+
+Pruning finds the live objects labelled with the stack, searching exactly the kinds the stack
+declares (plus those it declared before, `inventoried`): no hand-kept list of kinds can fall out
+of step with the components. A listing that fails is an error, never "nothing to prune".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,11 +55,23 @@ def object_from_pulumi(type_token: str, inputs: Mapping[str, Any], *, stack: str
                       namespace=metadata.get("namespace"), body=body)
 
 
+KubeKind = tuple[str, str]  # (apiVersion, kind)
+
+
 class KubeApi(Protocol):
     def get(self, obj: KubeObject) -> Mapping[str, Any] | None: ...
     def apply(self, obj: KubeObject) -> None: ...
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None: ...
-    def list_managed(self, stack: str) -> list[KubeObject]: ...
+
+    def list_managed(self, stack: str, kinds: Collection[KubeKind]) -> list[KubeObject]:
+        """Live objects of these kinds labelled with `stack`; raises when a listing fails (a kind
+        the cluster does not serve at all has no objects)."""
+        ...
+
+
+def searched_kinds(*objects: Iterable[KubeObject]) -> tuple[KubeKind, ...]:
+    """The kinds pruning lists: those of the objects given (declared now, or inventoried)."""
+    return tuple(sorted({(o.api_version, o.kind) for group in objects for o in group}))
 
 
 def _comparable(live: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
@@ -66,9 +83,12 @@ def _comparable(live: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str
     return out
 
 
-def plan_objects(objects: Iterable[KubeObject], *, cluster: str, stack: str,
-                 api: KubeApi | None) -> tuple[ResourceChange, ...]:
+def plan_objects(objects: Iterable[KubeObject], *, cluster: str, stack: str, api: KubeApi | None,
+                 inventoried: Iterable[KubeObject] = ()) -> tuple[ResourceChange, ...]:
+    """Create, update or leave each declared object; delete the live objects labelled with the
+    stack that it no longer declares, searching the kinds of `objects` and `inventoried`."""
     desired = sorted(objects, key=lambda o: o.address)
+    before = list(inventoried)
     if api is None:
         note = f"not applied: no kubeconfig for {cluster}"
         return tuple(ResourceChange(address=o.address, type=o.kind, name=o.name, action=Action.CREATE,
@@ -85,7 +105,7 @@ def plan_objects(objects: Iterable[KubeObject], *, cluster: str, stack: str,
                                       action=Action.UPDATE if attrs else Action.NOOP, executor="kubernetes",
                                       attributes=attrs))
     wanted = {o.address for o in desired}
-    for orphan in api.list_managed(stack):
+    for orphan in api.list_managed(stack, searched_kinds(desired, before)):
         if orphan.address not in wanted:
             changes.append(ResourceChange(address=orphan.address, type=orphan.kind, name=orphan.name,
                                           action=Action.DELETE, executor="kubernetes"))
@@ -99,7 +119,7 @@ def apply_objects(objects: Sequence[KubeObject], *, cluster: str, stack: str,
     applied: list[ResourceChange] = []
     failed: list[tuple[ResourceChange, Failure]] = []
     by_address = {o.address: o for o in objects}
-    managed = {o.address: o for o in api.list_managed(stack)}
+    managed = {o.address: o for o in api.list_managed(stack, searched_kinds(objects))}
     for change in plan_objects(objects, cluster=cluster, stack=stack, api=api):
         if change.action is Action.NOOP:
             continue
@@ -132,11 +152,11 @@ class DynamicKubeApi:
         return self.client.resources.get(api_version=api_version, kind=kind)
 
     def get(self, obj: KubeObject) -> Mapping[str, Any] | None:
-        from kubernetes.dynamic.exceptions import NotFoundError
+        from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
         try:
             found = self._resource(obj.api_version, obj.kind).get(name=obj.name, namespace=obj.namespace)
-        except NotFoundError:
+        except (NotFoundError, ResourceNotFoundError):  # no such object, or the kind is not served at all
             return None
         result: Mapping[str, Any] = found.to_dict()
         return result
@@ -149,24 +169,19 @@ class DynamicKubeApi:
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
         self._resource(api_version, kind).delete(name=name, namespace=namespace)
 
-    def list_managed(self, stack: str) -> list[KubeObject]:
-        # Only the kinds hypergov declares are searched; listing every API group would be slow.
+    def list_managed(self, stack: str, kinds: Collection[KubeKind]) -> list[KubeObject]:
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
         found: list[KubeObject] = []
-        for api_version, kind in MANAGED_KINDS:
+        for api_version, kind in kinds:
             try:
-                items = self._resource(api_version, kind).get(label_selector=f"{STACK_LABEL}={stack}").items
-            except Exception:
+                resource = self._resource(api_version, kind)
+            except ResourceNotFoundError:  # discovery: the cluster does not serve this kind (e.g. no Kueue)
                 continue
-            for item in items:
+            # Any other error (unreachable API, 401/403, 5xx) propagates: swallowing it would
+            # read as "nothing to prune" and leave objects behind.
+            for item in resource.get(label_selector=f"{STACK_LABEL}={stack}").items:
                 meta = item.metadata
                 found.append(KubeObject(api_version=api_version, kind=kind, name=meta.name,
                                         namespace=getattr(meta, "namespace", None), body={}))
         return found
-
-
-MANAGED_KINDS = (
-    ("rbac.authorization.k8s.io/v1", "Role"), ("rbac.authorization.k8s.io/v1", "RoleBinding"),
-    ("v1", "LimitRange"), ("v1", "ResourceQuota"), ("v1", "Namespace"), ("scheduling.k8s.io/v1", "PriorityClass"),
-    ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"), ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
-    ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
-)

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from reconciler.kube import KubeObject, apply_objects, object_from_pulumi, plan_objects
+from reconciler.kube import KubeKind, KubeObject, apply_objects, object_from_pulumi, plan_objects
 from reconciler.plan import Action
 
 ROLE_INPUTS = {"metadata": {"name": "hyperpod-ns-vision-namespace-role", "namespace": "hyperpod-ns-vision"},
@@ -30,8 +30,8 @@ class FakeCluster:
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
         raise AssertionError("planning must not delete")
 
-    def list_managed(self, stack: str) -> list[KubeObject]:
-        return self.managed
+    def list_managed(self, stack: str, kinds: Collection[KubeKind]) -> list[KubeObject]:
+        return [o for o in self.managed if (o.api_version, o.kind) in kinds]
 
 
 def test_manifest_gets_pruning_labels() -> None:
@@ -56,7 +56,9 @@ def test_live_cluster_create_update_noop_and_prune() -> None:
     binding = object_from_pulumi("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
                                  {"metadata": {"name": "b", "namespace": "hyperpod-ns-vision"}}, stack="project-vision")
     api = FakeCluster({role.address: drifted}, [orphan, role])
-    changes = {c.address: c for c in plan_objects([role, binding], cluster="c", stack="project-vision", api=api)}
+    # the orphan's kind is no longer declared: it is searched because the stack's inventory has it
+    changes = {c.address: c for c in plan_objects([role, binding], cluster="c", stack="project-vision", api=api,
+                                                  inventoried=[orphan])}
     assert changes[role.address].action is Action.UPDATE
     assert [a.path for a in changes[role.address].attributes] == ["rules"]
     assert changes[binding.address].action is Action.CREATE
@@ -88,11 +90,11 @@ def test_apply_creates_updates_prunes_and_reports_failures_per_object() -> None:
                                  {"metadata": {"name": "b", "namespace": "hyperpod-ns-vision"}}, stack="project-vision")
     broken = object_from_pulumi("kubernetes:core/v1:LimitRange", {"metadata": {"name": "bad", "namespace": "n"}},
                                 stack="project-vision")
-    orphan = KubeObject("v1", "ResourceQuota", "old", "hyperpod-ns-vision", {})
+    orphan = KubeObject("v1", "LimitRange", "old", "hyperpod-ns-vision", {})
     api = RecordingCluster({}, [orphan], fail="bad")
     applied, failed = apply_objects([role, binding, broken], cluster="c", stack="project-vision", api=api)
     assert {c.address for c in applied} == {role.address, binding.address, orphan.address}
     assert [(c.address, "denied" in err.message, err.kind) for c, err in failed] == [
         (broken.address, True, "permanent")]
-    assert api.deleted == ["ResourceQuota/old"]
+    assert api.deleted == ["LimitRange/old"]
     assert api.live[role.address] == role.body
