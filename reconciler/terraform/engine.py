@@ -24,7 +24,7 @@ from hypergov import naming
 from hypergov.model.tree import GovernanceTree
 from reconciler.engine import Progress
 from reconciler.hyperpod import HyperPodExecutor, PlannedObject, desired_objects, to_change
-from reconciler.kube import KubeApi, KubeObject, apply_objects, object_from_pulumi, plan_objects
+from reconciler.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
 from reconciler.outcomes import Failure, guarded
 from reconciler.plan import ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 from reconciler.schedule import apply_in_dependency_order, run_in_parallel
@@ -52,9 +52,11 @@ class PreparedStack:
 
 @dataclass
 class _PlanState:
+    """What apply carries out: exactly the decisions that were shown."""
+
     plan: Plan
     hyperpod: list[PlannedObject]
-    kube: dict[str, list[KubeObject]]
+    kube: list[KubeDecision]
 
 
 @dataclass
@@ -81,7 +83,8 @@ class TerraformEngine:
                                 default_region=org.model.home_region)
         directory = self.workspace.stack_dir(stack)
         _write_if_changed(directory / CONFIG_FILE, translation.json())
-        return PreparedStack(stack=stack, directory=directory, graph=graph, kube_objects=_kube_objects(graph, stack),
+        return PreparedStack(stack=stack, directory=directory, graph=graph,
+                             kube_objects=declared_objects(graph.resources, stack=stack),
                              terraform_resources=sum(len(v) for v in translation.config.get("resource", {}).values()))
 
     def plan(self, stack: StackName) -> Plan:
@@ -115,13 +118,12 @@ class TerraformEngine:
         else:  # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
             (directory / PLAN_FILE).unlink(missing_ok=True)
         hyperpod = self._plan_hyperpod(prepared.graph)
-        kube_changes = [c for cluster, objs in sorted(prepared.kube_objects.items())
-                        for c in plan_objects(objs, cluster=cluster, stack=prepared.stack,
-                                              api=self.kube_api_for(cluster))]
-        changes = (*tf_changes, *(to_change(p) for p in hyperpod), *kube_changes)
+        kube = [d for cluster, objs in sorted(prepared.kube_objects.items())
+                for d in plan_objects(objs, cluster=cluster, stack=prepared.stack, api=self.kube_api_for(cluster))]
+        changes = (*tf_changes, *(to_change(p) for p in hyperpod), *(d.change for d in kube))
         plan = Plan(stack=prepared.stack, engine="terraform", changes=tuple(changes),
-                    source_commit=self.source_commit, artifact_sha256=_artifact_hash(directory, hyperpod))
-        self._planned[prepared.stack] = _PlanState(plan, hyperpod, prepared.kube_objects)
+                    source_commit=self.source_commit, artifact_sha256=_artifact_hash(directory, hyperpod, kube))
+        self._planned[prepared.stack] = _PlanState(plan, hyperpod, kube)
         return plan
 
     def plan_destroy(self, stack: StackName) -> Plan:
@@ -135,8 +137,8 @@ class TerraformEngine:
             self.runner.plan(directory, out=PLAN_FILE, destroy=True)
             changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
             plan = Plan(stack=stack, engine="terraform", changes=changes, source_commit=self.source_commit,
-                        artifact_sha256=_artifact_hash(directory, []), notes=("stack removed from the tree",))
-        self._planned[stack] = _PlanState(plan, [], {})
+                        artifact_sha256=_artifact_hash(directory, [], []), notes=("stack removed from the tree",))
+        self._planned[stack] = _PlanState(plan, [], [])
         return plan
 
     def known_stacks(self) -> list[StackName]:
@@ -160,7 +162,7 @@ class TerraformEngine:
         directory = self.workspace.stack_dir(stack)
         if state is None or state.plan.fingerprint() != plan.fingerprint():
             return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
-        if _artifact_hash(directory, state.hyperpod) != plan.artifact_sha256:
+        if _artifact_hash(directory, state.hyperpod, state.kube) != plan.artifact_sha256:
             return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
         skipped = tuple(c for c in plan.changes if c.note)
         if plan.is_empty:
@@ -177,7 +179,7 @@ class TerraformEngine:
         for item, error in self.hyperpod.apply(state.hyperpod):
             if error:
                 failed.append((to_change(item), error))
-        applied_kube = self._apply_kube(stack, state.kube, failed)
+        applied_kube = self._apply_kube(state.kube, failed)
         applied = tuple(c for c in plan.actionable if c.executor in ("terraform", "hyperpod")
                         and c.address not in {f.address for f, _ in failed}) + applied_kube
         return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped)
@@ -191,13 +193,13 @@ class TerraformEngine:
             apply_one=lambda plan: self.apply(plan.stack, plan), parallelism=self.settings.terraform.parallelism,
             on_start=on_start, on_done=on_done, stop=stop)
 
-    def _apply_kube(self, stack: StackName, objects: dict[str, list[KubeObject]],
+    def _apply_kube(self, decisions: Sequence[KubeDecision],
                     failed: list[tuple[ResourceChange, Failure]]) -> tuple[ResourceChange, ...]:
         applied: list[ResourceChange] = []
-        for cluster, objs in sorted(objects.items()):
+        for cluster in sorted({d.cluster for d in decisions}):
             api = self.kube_api_for(cluster)
-            if api is not None:
-                done, errors = apply_objects(objs, cluster=cluster, stack=stack, api=api)
+            if api is not None:  # without one every decision is marked not applied
+                done, errors = apply_decisions([d for d in decisions if d.cluster == cluster], api)
                 applied += done
                 failed += errors
         return tuple(applied)
@@ -245,15 +247,6 @@ class _Failed(Exception):
         self.failure = failure
 
 
-def _kube_objects(graph: ResourceGraph, stack: str) -> dict[str, list[KubeObject]]:
-    by_cluster: dict[str, list[KubeObject]] = {}
-    for res in graph.resources:
-        if res.type.startswith("kubernetes:") and res.custom and not res.type.startswith("pulumi:"):
-            cluster = (res.provider or "").rsplit("::k8s-", 1)[-1]
-            by_cluster.setdefault(cluster, []).append(object_from_pulumi(res.type, res.inputs, stack=stack))
-    return by_cluster
-
-
 def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
     config = json.loads(config_file.read_text())
     return {f"{rtype}.{name}": frozenset(body) for rtype, bodies in config.get("resource", {}).items()
@@ -275,11 +268,14 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject]) -> str:
+def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject], kube: Sequence[KubeDecision]) -> str:
+    """What apply must find unchanged: terraform's config and saved plan, the driver's decisions
+    and the Kubernetes decisions with the exact bodies they send."""
     digest = hashlib.sha256()
     for name in (CONFIG_FILE, PLAN_FILE):
         target = directory / name
         digest.update(target.read_bytes() if target.exists() else b"")
     decisions: list[Any] = [[p.kind.noun, p.name, p.change.action, list(p.change.changed)] for p in hyperpod]
+    decisions += [d.digest() for d in kube]
     digest.update(json.dumps(decisions, sort_keys=True).encode())
     return digest.hexdigest()

@@ -64,7 +64,8 @@ def _queue(name: str) -> Any:
 
 def test_orphans_are_the_labelled_objects_of_the_declared_kinds() -> None:
     client = FakeDynamicClient(items=[_item("old", "n")])
-    changes = plan_objects([_role("new")], cluster="c", stack="project-vision", api=DynamicKubeApi(client=client))
+    changes = [d.change for d in plan_objects([_role("new")], cluster="c", stack="project-vision",
+                                              api=DynamicKubeApi(client=client))]
     assert {(c.name, c.action) for c in changes} == {("new", Action.CREATE), ("old", Action.DELETE)}
     assert client.selectors == [f"{STACK_LABEL}=project-vision"]
 
@@ -86,7 +87,7 @@ def test_a_kind_the_cluster_does_not_serve_has_no_objects() -> None:
     """Kueue not installed: its LocalQueue is planned as a create (its apply will fail and say so),
     and nothing of that kind is pruned; the Roles are still listed."""
     client = FakeDynamicClient(items=[_item("old", "n")], unserved=(QUEUE,))
-    changes = plan_objects([_queue("q"), _role("r")], cluster="c", stack="project-research",
-                           api=DynamicKubeApi(client=client))
+    changes = [d.change for d in plan_objects([_queue("q"), _role("r")], cluster="c", stack="project-research",
+                                              api=DynamicKubeApi(client=client))]
     assert {(c.type, c.name, c.action) for c in changes} == {
         ("LocalQueue", "q", Action.CREATE), ("Role", "r", Action.CREATE), ("Role", "old", Action.DELETE)}
