@@ -1,6 +1,7 @@
 """A fake cluster behind the `KubeApi` Protocol seam, and a terraform engine over it without
 terraform: no kube-apiserver can run here, and the stacks these tests use (the plain-EKS
-cluster stack; destroys of stacks without terraform state) never start terraform."""
+cluster stack; destroys of stacks without terraform state) never start terraform. For project
+stacks, `quiet_terraform` puts a stand-in binary in its place that plans no changes."""
 
 from __future__ import annotations
 
@@ -51,9 +52,26 @@ class FakeCluster:
                 and o.body.get("metadata", {}).get("labels", {}).get("hypergov.dev/stack") == stack]
 
 
-def engine_without_terraform(tree: GovernanceTree, state: Path, clusters: Mapping[str, KubeApi]) -> TerraformEngine:
-    """A terraform engine whose terraform binary does not exist (any run of it fails the test) and
-    whose HyperPod driver has no AWS; `clusters` are the ones with a kubeconfig."""
+QUIET_TERRAFORM = """#!/bin/sh
+# stands in for terraform: every plan has no changes
+case "$1" in
+  plan) for arg in "$@"; do case "$arg" in -out=*) : > "${arg#-out=}";; esac; done ;;
+  show) echo '{"format_version": "1.2", "resource_changes": []}' ;;
+esac
+exit 0
+"""
+
+
+def engine_without_terraform(tree: GovernanceTree, state: Path, clusters: Mapping[str, KubeApi], *,
+                             quiet_terraform: bool = False) -> TerraformEngine:
+    """A terraform engine whose terraform binary does not exist (any run of it fails the test),
+    or with `quiet_terraform` plans no changes, and whose HyperPod driver has no AWS; `clusters`
+    are the ones with a kubeconfig."""
+    binary = state / "no-terraform"
+    if quiet_terraform:
+        binary = state / "quiet-terraform"
+        binary.write_text(QUIET_TERRAFORM)
+        binary.chmod(0o755)
 
     def no_aws(account: str, region: str) -> Any:
         raise AssertionError(f"no AWS here ({account} {region})")
@@ -61,5 +79,5 @@ def engine_without_terraform(tree: GovernanceTree, state: Path, clusters: Mappin
     settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={"state_dir": str(state)})
     workspace = Workspace(root=state, cli_config=state / "terraform.tfrc", plugin_cache=state / "plugin-cache")
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace,
-                           runner=TerraformRunner(binary=str(state / "no-terraform"), env={}),
+                           runner=TerraformRunner(binary=str(binary), env={}),
                            hyperpod=HyperPodExecutor(client_for=no_aws), kube_api_for=clusters.get)
