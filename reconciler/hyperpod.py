@@ -3,8 +3,10 @@ no Terraform provider has them, so the terraform engine plans and applies them t
 driver in `components.drivers.hyperpod` and reports them in the same Plan structure.
 
 `desired_objects` reads them out of a captured graph (pure); `HyperPodExecutor` observes the live
-objects, decides with the driver's `plan_change`, and applies with `apply_change`. Objects of the
-cluster that hypergov named but the stack no longer declares are planned for deletion.
+objects, decides with the driver's `plan_change`, and applies with `apply_change`. Objects the
+stack no longer declares are planned for deletion when they are still live: those its inventory
+names (`HyperPodRef`s: what it owned after its last apply; for a stack that left the tree, all
+of them) and the quotas named `<team>-on-<cluster>` on its cluster.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from components.drivers import hyperpod as driver
 from reconciler.outcomes import Failure, classify
 from reconciler.plan import Action, AttributeChange, ResourceChange
 
+KINDS: dict[str, driver.Kind] = {k.noun: k for k in (driver.SCHEDULER_CONFIG, driver.COMPUTE_QUOTA)}
 COMPUTE_QUOTA_TYPE = "aws-native:sagemaker:ComputeQuota"
 SCHEDULER_CONFIG_TYPE = "pulumi-python:dynamic/hyperpod:ClusterSchedulerConfig"
 _ACTIONS: dict[str, Action] = {"create": Action.CREATE, "update": Action.UPDATE, "replace": Action.REPLACE,
@@ -70,6 +73,15 @@ def desired_objects(resources: Iterable[Any]) -> list[HyperPodObject]:
 
 
 @dataclass(frozen=True)
+class HyperPodRef:
+    """The identity of a HyperPod object, as a stack's inventory records it."""
+
+    kind: str  # the driver Kind's noun: ClusterSchedulerConfig | ComputeQuota
+    name: str
+    cluster_arn: str
+
+
+@dataclass(frozen=True)
 class PlannedObject:
     obj: HyperPodObject | None
     kind: driver.Kind
@@ -77,6 +89,10 @@ class PlannedObject:
     cluster_arn: str
     observed: driver.Observed | None
     change: driver.Change
+
+    @property
+    def ref(self) -> HyperPodRef:
+        return HyperPodRef(self.kind.noun, self.name, self.cluster_arn)
 
 
 ClientFor = Callable[[str, str], driver.SageMakerClient]  # (account, region) -> SageMaker client
@@ -86,9 +102,11 @@ ClientFor = Callable[[str, str], driver.SageMakerClient]  # (account, region) ->
 class HyperPodExecutor:
     client_for: ClientFor
 
-    def plan(self, desired: Sequence[HyperPodObject], *, owned_suffixes: Mapping[str, str]) -> list[PlannedObject]:
+    def plan(self, desired: Sequence[HyperPodObject], *, owned_suffixes: Mapping[str, str],
+             inventoried: Iterable[HyperPodRef] = ()) -> list[PlannedObject]:
         """Decide per object; `owned_suffixes` maps a cluster ARN to the name suffix hypergov
-        gives its compute quotas there (`-on-<cluster>`), to find quotas no longer declared."""
+        gives its compute quotas there (`-on-<cluster>`), to find quotas no longer declared;
+        every `inventoried` object not declared any more is deleted if it is still live."""
         planned: list[PlannedObject] = []
         for obj in desired:
             client = self.client_for(obj.account, obj.region)
@@ -106,6 +124,15 @@ class HyperPodExecutor:
                 if observed is not None:
                     planned.append(PlannedObject(None, driver.COMPUTE_QUOTA, name, cluster_arn, observed,
                                                  driver.Change("delete")))
+        seen = {p.ref for p in planned}
+        # Quotas before the scheduler config: the reverse of the order they were created in.
+        for ref in sorted(set(inventoried) - seen, key=lambda r: (r.kind != "ComputeQuota", r.cluster_arn, r.name)):
+            kind = KINDS[ref.kind]
+            _, _, _, region, account, _ = ref.cluster_arn.split(":", 5)
+            observed = driver.observe(self.client_for(account, region), kind, name=ref.name,
+                                      cluster_arn=ref.cluster_arn)
+            if observed is not None:  # gone already (deleted or Deleting): nothing to do
+                planned.append(PlannedObject(None, kind, ref.name, ref.cluster_arn, observed, driver.Change("delete")))
         return planned
 
     def apply(self, planned: Sequence[PlannedObject]) -> list[tuple[PlannedObject, Failure | None]]:

@@ -4,7 +4,9 @@ Per stack: capture the Pulumi graph (in-process, under mocks), translate its `aw
 to Terraform JSON in the stack's own directory (own state, own saved plan), run the real
 `terraform`; HyperPod task-governance objects go through the boto3 driver and Kubernetes objects
 through server-side apply (or are reported as not applied without a kubeconfig). Apply runs
-exactly the saved plan: it refuses when the plan file's hash is not the one that was reviewed.
+exactly the saved plan and the decisions shown: it refuses when their hash is not the one that
+was reviewed. What a stack owns outside terraform's state is kept in its inventory
+(`reconciler.inventory`), so that a destroy removes it too.
 
 Graph capture touches Pulumi's process-global runtime, so `prepare` runs stacks one after the
 other; the terraform processes of `plan_many` then run in parallel, bounded by the settings.
@@ -23,10 +25,11 @@ from typing import Any, TypeVar
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
 from reconciler.engine import Progress
-from reconciler.hyperpod import HyperPodExecutor, PlannedObject, desired_objects, to_change
-from reconciler.kube import KubeApi, KubeObject, apply_objects, object_from_pulumi, plan_objects
-from reconciler.outcomes import Failure, guarded
-from reconciler.plan import ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
+from reconciler.hyperpod import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
+from reconciler.inventory import Inventory, owned, read_inventory, write_inventory
+from reconciler.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
+from reconciler.outcomes import Failure, classify, guarded, permanent
+from reconciler.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 from reconciler.schedule import apply_in_dependency_order, run_in_parallel
 from reconciler.settings import Settings
 from reconciler.terraform.runner import TerraformError, TerraformRunner
@@ -39,6 +42,9 @@ from stacks.spec import plan_stacks
 T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
 CONFIG_FILE = "main.tf.json"
+REMOVED = "stack removed from the tree"
+NO_INVENTORY = ("no inventory (last applied by a hypergov that kept none): only terraform's state is destroyed; "
+                "delete the stack's HyperPod and Kubernetes objects by hand")
 
 
 @dataclass
@@ -52,9 +58,11 @@ class PreparedStack:
 
 @dataclass
 class _PlanState:
+    """What apply carries out: exactly the decisions that were shown."""
+
     plan: Plan
     hyperpod: list[PlannedObject]
-    kube: dict[str, list[KubeObject]]
+    kube: list[KubeDecision]
 
 
 @dataclass
@@ -81,7 +89,8 @@ class TerraformEngine:
                                 default_region=org.model.home_region)
         directory = self.workspace.stack_dir(stack)
         _write_if_changed(directory / CONFIG_FILE, translation.json())
-        return PreparedStack(stack=stack, directory=directory, graph=graph, kube_objects=_kube_objects(graph, stack),
+        return PreparedStack(stack=stack, directory=directory, graph=graph,
+                             kube_objects=declared_objects(graph.resources, stack=stack),
                              terraform_resources=sum(len(v) for v in translation.config.get("resource", {}).values()))
 
     def plan(self, stack: StackName) -> Plan:
@@ -107,36 +116,48 @@ class TerraformEngine:
 
     def plan_prepared(self, prepared: PreparedStack) -> Plan:
         directory = prepared.directory
-        tf_changes: tuple[ResourceChange, ...] = ()
-        if prepared.terraform_resources or _has_state(directory):
-            self.runner.init(directory)
-            self.runner.plan(directory, out=PLAN_FILE)
-            tf_changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
-        else:  # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
-            (directory / PLAN_FILE).unlink(missing_ok=True)
-        hyperpod = self._plan_hyperpod(prepared.graph)
-        kube_changes = [c for cluster, objs in sorted(prepared.kube_objects.items())
-                        for c in plan_objects(objs, cluster=cluster, stack=prepared.stack,
-                                              api=self.kube_api_for(cluster))]
-        changes = (*tf_changes, *(to_change(p) for p in hyperpod), *kube_changes)
-        plan = Plan(stack=prepared.stack, engine="terraform", changes=tuple(changes),
-                    source_commit=self.source_commit, artifact_sha256=_artifact_hash(directory, hyperpod))
-        self._planned[prepared.stack] = _PlanState(plan, hyperpod, prepared.kube_objects)
-        return plan
+        # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
+        tf_changes = self._terraform_plan(directory, run=bool(prepared.terraform_resources) or _has_state(directory))
+        inventory = read_inventory(directory)
+        known = inventory or Inventory()
+        hyperpod = self._plan_hyperpod(prepared.graph, known.hyperpod)
+        kube = self._plan_kube(prepared.stack, prepared.kube_objects, known)
+        if inventory is None:  # applied by a hypergov that kept none (or never): record what is live now
+            write_inventory(directory, owned(((p, p.observed is not None) for p in hyperpod),
+                                             ((d, _live_or_unseen(d)) for d in kube)))
+        return self._remember(prepared.stack, directory, tf_changes, hyperpod, kube)
 
     def plan_destroy(self, stack: StackName) -> Plan:
-        """Plan the removal of everything a stack that lost its source in the tree still owns
-        (its directory keeps the last configuration and state)."""
+        """Plan the removal of everything a stack that lost its source in the tree still owns:
+        terraform's `plan -destroy` of its state, and a delete of every object of its inventory
+        that is still live (HyperPod objects through the driver, Kubernetes objects by label).
+        Its directory keeps the last configuration, state and inventory."""
         directory = self.workspace.stack_dir(stack)
-        if not (directory / CONFIG_FILE).exists():
-            plan = Plan(stack=stack, engine="terraform", changes=(), notes=("nothing was ever applied",))
-        else:
-            self.runner.init(directory)
-            self.runner.plan(directory, out=PLAN_FILE, destroy=True)
-            changes = changes_from_show(self.runner.show_json(directory, PLAN_FILE))
-            plan = Plan(stack=stack, engine="terraform", changes=changes, source_commit=self.source_commit,
-                        artifact_sha256=_artifact_hash(directory, []), notes=("stack removed from the tree",))
-        self._planned[stack] = _PlanState(plan, [], {})
+        inventory = read_inventory(directory)
+        if not (directory / CONFIG_FILE).exists() and inventory is None:
+            return self._remember(stack, directory, (), [], [], notes=("nothing was ever applied",))
+        tf_changes = self._terraform_plan(directory, run=_has_state(directory), destroy=True)
+        known = inventory or Inventory()
+        hyperpod = self.hyperpod.plan([], owned_suffixes={}, inventoried=known.hyperpod) if known.hyperpod else []
+        kube = self._plan_kube(stack, {}, known)
+        return self._remember(stack, directory, tf_changes, hyperpod, kube,
+                              notes=(REMOVED,) if inventory is not None else (REMOVED, NO_INVENTORY))
+
+    def _terraform_plan(self, directory: Path, *, run: bool, destroy: bool = False) -> tuple[ResourceChange, ...]:
+        if not run:
+            (directory / PLAN_FILE).unlink(missing_ok=True)  # no stale plan file may be applied or hashed
+            return ()
+        self.runner.init(directory)
+        self.runner.plan(directory, out=PLAN_FILE, destroy=destroy)
+        return changes_from_show(self.runner.show_json(directory, PLAN_FILE))
+
+    def _remember(self, stack: StackName, directory: Path, tf_changes: Sequence[ResourceChange],
+                  hyperpod: list[PlannedObject], kube: list[KubeDecision], *, notes: tuple[str, ...] = ()) -> Plan:
+        """The plan of these decisions, kept (with the decisions) for `apply`."""
+        changes = (*tf_changes, *(to_change(p) for p in hyperpod), *(d.change for d in kube))
+        plan = Plan(stack=stack, engine="terraform", changes=changes, source_commit=self.source_commit,
+                    artifact_sha256=_artifact_hash(directory, hyperpod, kube), notes=notes)
+        self._planned[stack] = _PlanState(plan, hyperpod, kube)
         return plan
 
     def known_stacks(self) -> list[StackName]:
@@ -144,15 +165,27 @@ class TerraformEngine:
         root = self.workspace.root / "stacks"
         return sorted(StackName(p.name) for p in root.iterdir() if (p / CONFIG_FILE).exists()) if root.exists() else []
 
-    def _plan_hyperpod(self, graph: ResourceGraph) -> list[PlannedObject]:
+    def _plan_hyperpod(self, graph: ResourceGraph, inventoried: Sequence[HyperPodRef]) -> list[PlannedObject]:
         desired = desired_objects(graph.resources)
-        owned = {}
+        suffixes = {}
         if graph.stack.startswith("cluster-"):
+            # Quotas of teams that left the cluster, also those no inventory names (applied
+            # before inventories were kept, or by hand under hypergov's name).
             name = graph.stack.removeprefix("cluster-")
             cluster = self.tree.clusters[name].model
             if cluster.task_governance and cluster.hyperpod.arn:
-                owned[cluster.hyperpod.arn] = naming.compute_quota_name("", name)
-        return self.hyperpod.plan(desired, owned_suffixes=owned) if desired or owned else []
+                suffixes[cluster.hyperpod.arn] = naming.compute_quota_name("", name)
+        if not (desired or suffixes or inventoried):
+            return []
+        return self.hyperpod.plan(desired, owned_suffixes=suffixes, inventoried=inventoried)
+
+    def _plan_kube(self, stack: StackName, declared: dict[str, list[KubeObject]],
+                   known: Inventory) -> list[KubeDecision]:
+        """Per cluster the stack declares objects on or has inventoried objects on (a project that
+        left a cluster still owns its objects there until they are pruned)."""
+        return [d for cluster in sorted({*declared, *known.clusters()})
+                for d in plan_objects(declared.get(cluster, []), cluster=cluster, stack=stack,
+                                      api=self.kube_api_for(cluster), inventoried=known.kube_on(cluster))]
 
     # --- apply ---------------------------------------------------------------------------------
     def apply(self, stack: StackName, plan: Plan) -> ApplyResult:
@@ -160,7 +193,7 @@ class TerraformEngine:
         directory = self.workspace.stack_dir(stack)
         if state is None or state.plan.fingerprint() != plan.fingerprint():
             return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
-        if _artifact_hash(directory, state.hyperpod) != plan.artifact_sha256:
+        if _artifact_hash(directory, state.hyperpod, state.kube) != plan.artifact_sha256:
             return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
         skipped = tuple(c for c in plan.changes if c.note)
         if plan.is_empty:
@@ -174,13 +207,20 @@ class TerraformEngine:
                 # Terraform records what it did create in the stack's state; the next plan
                 # shows exactly what is left, so the error is reported once, not per resource.
                 return ApplyResult(stack=stack, error=exc.failure)
+        deleted: set[HyperPodRef] = set()
         for item, error in self.hyperpod.apply(state.hyperpod):
             if error:
                 failed.append((to_change(item), error))
-        applied_kube = self._apply_kube(stack, state.kube, failed)
+            elif item.change.action == "delete":
+                deleted.add(item.ref)
+        applied_kube = self._apply_kube(state.kube, failed)
+        pruned = {(cluster, c.address) for cluster, c in applied_kube if c.action is Action.DELETE}
         applied = tuple(c for c in plan.actionable if c.executor in ("terraform", "hyperpod")
-                        and c.address not in {f.address for f, _ in failed}) + applied_kube
-        return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped)
+                        and c.address not in {f.address for f, _ in failed}) + tuple(c for _, c in applied_kube)
+        # What exists now: everything planned but what was deleted (a failed delete is retried).
+        error = _record(directory, owned(((p, p.ref not in deleted) for p in state.hyperpod),
+                                         ((d, (d.cluster, d.change.address) not in pruned) for d in state.kube)))
+        return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped, error=error)
 
     def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,
                    on_done: Callable[[ApplyResult], None] | None = None,
@@ -191,16 +231,17 @@ class TerraformEngine:
             apply_one=lambda plan: self.apply(plan.stack, plan), parallelism=self.settings.terraform.parallelism,
             on_start=on_start, on_done=on_done, stop=stop)
 
-    def _apply_kube(self, stack: StackName, objects: dict[str, list[KubeObject]],
-                    failed: list[tuple[ResourceChange, Failure]]) -> tuple[ResourceChange, ...]:
-        applied: list[ResourceChange] = []
-        for cluster, objs in sorted(objects.items()):
+    def _apply_kube(self, decisions: Sequence[KubeDecision],
+                    failed: list[tuple[ResourceChange, Failure]]) -> list[tuple[str, ResourceChange]]:
+        """(cluster, change) of every Kubernetes change carried out; failures appended to `failed`."""
+        applied: list[tuple[str, ResourceChange]] = []
+        for cluster in sorted({d.cluster for d in decisions}):
             api = self.kube_api_for(cluster)
-            if api is not None:
-                done, errors = apply_objects(objs, cluster=cluster, stack=stack, api=api)
-                applied += done
+            if api is not None:  # without one every decision is marked not applied
+                done, errors = apply_decisions([d for d in decisions if d.cluster == cluster], api)
+                applied += [(cluster, c) for c in done]
                 failed += errors
-        return tuple(applied)
+        return applied
 
     # --- drift ---------------------------------------------------------------------------------
     def refresh(self, stack: StackName) -> Drift:
@@ -245,13 +286,20 @@ class _Failed(Exception):
         self.failure = failure
 
 
-def _kube_objects(graph: ResourceGraph, stack: str) -> dict[str, list[KubeObject]]:
-    by_cluster: dict[str, list[KubeObject]] = {}
-    for res in graph.resources:
-        if res.type.startswith("kubernetes:") and res.custom and not res.type.startswith("pulumi:"):
-            cluster = (res.provider or "").rsplit("::k8s-", 1)[-1]
-            by_cluster.setdefault(cluster, []).append(object_from_pulumi(res.type, res.inputs, stack=stack))
-    return by_cluster
+def _live_or_unseen(decision: KubeDecision) -> bool:
+    """Whether a planned object may exist now: all but a create on a cluster hypergov can see."""
+    return not (decision.change.action is Action.CREATE and decision.change.note is None)
+
+
+def _record(directory: Path, inventory: Inventory) -> Failure | None:
+    """Write the inventory after an apply; failing to is the stack's error (a later destroy
+    would not know what the apply created), not a reason to hide what was applied."""
+    try:
+        write_inventory(directory, inventory)
+    except OSError as exc:
+        return permanent(f"applied, but recording the stack's inventory failed: {classify(exc).message}",
+                         "inventory")
+    return None
 
 
 def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
@@ -275,11 +323,14 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject]) -> str:
+def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject], kube: Sequence[KubeDecision]) -> str:
+    """What apply must find unchanged: terraform's config and saved plan, the driver's decisions
+    and the Kubernetes decisions with the exact bodies they send."""
     digest = hashlib.sha256()
     for name in (CONFIG_FILE, PLAN_FILE):
         target = directory / name
         digest.update(target.read_bytes() if target.exists() else b"")
     decisions: list[Any] = [[p.kind.noun, p.name, p.change.action, list(p.change.changed)] for p in hyperpod]
+    decisions += [d.digest() for d in kube]
     digest.update(json.dumps(decisions, sort_keys=True).encode())
     return digest.hexdigest()

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from reconciler.kube import KubeObject, apply_objects, object_from_pulumi, plan_objects
+from reconciler.kube import KubeKind, KubeObject, apply_decisions, object_from_pulumi, plan_objects
 from reconciler.plan import Action
 
 ROLE_INPUTS = {"metadata": {"name": "hyperpod-ns-vision-namespace-role", "namespace": "hyperpod-ns-vision"},
@@ -30,8 +30,8 @@ class FakeCluster:
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
         raise AssertionError("planning must not delete")
 
-    def list_managed(self, stack: str) -> list[KubeObject]:
-        return self.managed
+    def list_managed(self, stack: str, kinds: Collection[KubeKind]) -> list[KubeObject]:
+        return [o for o in self.managed if (o.api_version, o.kind) in kinds]
 
 
 def test_manifest_gets_pruning_labels() -> None:
@@ -44,8 +44,12 @@ def test_manifest_gets_pruning_labels() -> None:
 
 
 def test_without_kubeconfig_everything_is_planned_but_not_applied() -> None:
-    (change,) = plan_objects([_role()], cluster="gpu-west", stack="project-vision", api=None)
-    assert change.note == "not applied: no kubeconfig for gpu-west"
+    orphan = KubeObject("v1", "LimitRange", "old", "hyperpod-ns-vision", {})
+    create, delete = plan_objects([_role()], cluster="gpu-west", stack="project-vision", api=None,
+                                  inventoried=[_role(), orphan])
+    assert (create.change.action, delete.change.action) == (Action.CREATE, Action.DELETE)
+    assert delete.obj == orphan
+    assert {create.change.note, delete.change.note} == {"not applied: no kubeconfig for gpu-west"}
 
 
 def test_live_cluster_create_update_noop_and_prune() -> None:
@@ -56,14 +60,16 @@ def test_live_cluster_create_update_noop_and_prune() -> None:
     binding = object_from_pulumi("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
                                  {"metadata": {"name": "b", "namespace": "hyperpod-ns-vision"}}, stack="project-vision")
     api = FakeCluster({role.address: drifted}, [orphan, role])
-    changes = {c.address: c for c in plan_objects([role, binding], cluster="c", stack="project-vision", api=api)}
+    # the orphan's kind is no longer declared: it is searched because the stack's inventory has it
+    changes = {d.change.address: d.change for d in plan_objects([role, binding], cluster="c", stack="project-vision",
+                                                                api=api, inventoried=[orphan])}
     assert changes[role.address].action is Action.UPDATE
     assert [a.path for a in changes[role.address].attributes] == ["rules"]
     assert changes[binding.address].action is Action.CREATE
     assert changes[orphan.address].action is Action.DELETE
     api.live[role.address] = {**role.body, "metadata": {**role.body["metadata"], "uid": "x"}}
     quiet = FakeCluster(api.live, [])
-    again = {c.address: c for c in plan_objects([role], cluster="c", stack="project-vision", api=quiet)}
+    again = {d.change.address: d.change for d in plan_objects([role], cluster="c", stack="project-vision", api=quiet)}
     assert again[role.address].action is Action.NOOP
 
 
@@ -82,17 +88,18 @@ class RecordingCluster(FakeCluster):
         self.deleted.append(f"{kind}/{name}")
 
 
-def test_apply_creates_updates_prunes_and_reports_failures_per_object() -> None:
+def test_apply_carries_out_the_decisions_and_reports_failures_per_object() -> None:
     role = _role()
     binding = object_from_pulumi("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
                                  {"metadata": {"name": "b", "namespace": "hyperpod-ns-vision"}}, stack="project-vision")
     broken = object_from_pulumi("kubernetes:core/v1:LimitRange", {"metadata": {"name": "bad", "namespace": "n"}},
                                 stack="project-vision")
-    orphan = KubeObject("v1", "ResourceQuota", "old", "hyperpod-ns-vision", {})
+    orphan = KubeObject("v1", "LimitRange", "old", "hyperpod-ns-vision", {})
     api = RecordingCluster({}, [orphan], fail="bad")
-    applied, failed = apply_objects([role, binding, broken], cluster="c", stack="project-vision", api=api)
+    decisions = plan_objects([role, binding, broken], cluster="c", stack="project-vision", api=api)
+    applied, failed = apply_decisions(decisions, api)
     assert {c.address for c in applied} == {role.address, binding.address, orphan.address}
     assert [(c.address, "denied" in err.message, err.kind) for c, err in failed] == [
         (broken.address, True, "permanent")]
-    assert api.deleted == ["ResourceQuota/old"]
+    assert api.deleted == ["LimitRange/old"]
     assert api.live[role.address] == role.body

@@ -1,0 +1,83 @@
+"""A fake cluster behind the `KubeApi` Protocol seam, and a terraform engine over it without
+terraform: no kube-apiserver can run here, and the stacks these tests use (the plain-EKS
+cluster stack; destroys of stacks without terraform state) never start terraform. For project
+stacks, `quiet_terraform` puts a stand-in binary in its place that plans no changes."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from hypergov.model.tree import GovernanceTree
+from reconciler.hyperpod import HyperPodExecutor
+from reconciler.kube import KubeApi, KubeKind, KubeObject
+from reconciler.settings import load_settings
+from reconciler.terraform.engine import TerraformEngine
+from reconciler.terraform.runner import TerraformRunner
+from reconciler.terraform.workspace import Workspace
+
+
+class FakeCluster:
+    """Live objects by address; `apply` stores the body (labels and all), `delete` removes it.
+    Set `frozen` to make any read fail: apply must carry out the plan without deciding again."""
+
+    def __init__(self) -> None:
+        self.live: dict[str, KubeObject] = {}
+        self.calls: list[str] = []
+        self.frozen = False
+
+    def _read(self) -> None:
+        if self.frozen:
+            raise AssertionError("the cluster was read again after planning")
+
+    def get(self, obj: KubeObject) -> Mapping[str, Any] | None:
+        self._read()
+        found = self.live.get(obj.address)
+        return found.body if found else None
+
+    def apply(self, obj: KubeObject) -> None:
+        self.calls.append(f"apply {obj.address}")
+        self.live[obj.address] = obj
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None) -> None:
+        gone = KubeObject(api_version, kind, name, namespace, {})
+        self.calls.append(f"delete {gone.address}")
+        self.live.pop(gone.address, None)
+
+    def list_managed(self, stack: str, kinds: Collection[KubeKind]) -> list[KubeObject]:
+        self._read()
+        return [KubeObject(o.api_version, o.kind, o.name, o.namespace, {}) for o in self.live.values()
+                if (o.api_version, o.kind) in kinds
+                and o.body.get("metadata", {}).get("labels", {}).get("hypergov.dev/stack") == stack]
+
+
+QUIET_TERRAFORM = """#!/bin/sh
+# stands in for terraform: every plan has no changes
+case "$1" in
+  plan) for arg in "$@"; do case "$arg" in -out=*) : > "${arg#-out=}";; esac; done ;;
+  show) echo '{"format_version": "1.2", "resource_changes": []}' ;;
+esac
+exit 0
+"""
+
+
+def engine_without_terraform(tree: GovernanceTree, state: Path, clusters: Mapping[str, KubeApi], *,
+                             quiet_terraform: bool = False) -> TerraformEngine:
+    """A terraform engine whose terraform binary does not exist (any run of it fails the test),
+    or with `quiet_terraform` plans no changes, and whose HyperPod driver has no AWS; `clusters`
+    are the ones with a kubeconfig."""
+    binary = state / "no-terraform"
+    if quiet_terraform:
+        binary = state / "quiet-terraform"
+        binary.write_text(QUIET_TERRAFORM)
+        binary.chmod(0o755)
+
+    def no_aws(account: str, region: str) -> Any:
+        raise AssertionError(f"no AWS here ({account} {region})")
+
+    settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={"state_dir": str(state)})
+    workspace = Workspace(root=state, cli_config=state / "terraform.tfrc", plugin_cache=state / "plugin-cache")
+    return TerraformEngine(settings=settings, tree=tree, workspace=workspace,
+                           runner=TerraformRunner(binary=str(binary), env={}),
+                           hyperpod=HyperPodExecutor(client_for=no_aws), kube_api_for=clusters.get)
