@@ -96,6 +96,9 @@ def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", extr
             if change.note:
                 detail = f"{detail} _{_md_escape(change.note)}_".strip()
             lines.append(f"| `{change.symbol}` | `{change.address}` | `{change.type}` | {detail} |")
-        lines += ["", "</details>", ""]
+        lines.append("")
+        if p.notes:  # e.g. a destroy without an inventory: only terraform's state is destroyed
+            lines += [*(f"> **note:** {_md_escape(n)}" for n in p.notes), ""]
+        lines += ["</details>", ""]
     lines.extend(extra_sections)
     return "\n".join(lines).rstrip() + "\n"

@@ -31,9 +31,10 @@ STACKS = {"org", "cluster-gpu-west", "cluster-trn-east", "project-speech"}  # th
 
 
 def _env(endpoint: EmbeddedAwsProcess, root: Path) -> dict[str, str]:
-    # One attempt per SDK call: the injected throttling outlives the retries at once.
+    # Few SDK retries (the provider's first STS call to the endpoint is now and then retried once):
+    # the injected throttling, which never ends by itself, outlives them quickly.
     return {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
-            "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "1",
+            "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "2",
             "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
 
 

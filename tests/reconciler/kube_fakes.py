@@ -15,7 +15,7 @@ from reconciler.kube import KubeApi, KubeKind, KubeObject
 from reconciler.settings import load_settings
 from reconciler.terraform.engine import TerraformEngine
 from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.workspace import Workspace
+from reconciler.terraform.workspace import ProviderSource, prepare_workspace
 
 
 class FakeCluster:
@@ -77,7 +77,7 @@ def engine_without_terraform(tree: GovernanceTree, state: Path, clusters: Mappin
         raise AssertionError(f"no AWS here ({account} {region})")
 
     settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={"state_dir": str(state)})
-    workspace = Workspace(root=state, cli_config=state / "terraform.tfrc", plugin_cache=state / "plugin-cache")
+    workspace = prepare_workspace(state, ProviderSource(version=settings.terraform.provider_version))
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace,
                            runner=TerraformRunner(binary=str(binary), env={}),
                            hyperpod=HyperPodExecutor(client_for=no_aws), kube_api_for=clusters.get)

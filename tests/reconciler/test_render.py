@@ -53,3 +53,11 @@ def test_apply_line_says_what_was_applied_or_why_not() -> None:
     assert apply_line(partial) == "FAILED project-vision: aws_iam_role.engineer: AccessDenied"
     blocked = ApplyResult(StackName("project-x"), refusal="not applied: org failed")
     assert apply_line(blocked) == "FAILED project-x: not applied: org failed"
+
+
+def test_markdown_carries_a_plans_notes_into_the_merge_request() -> None:
+    removed = Plan(stack=StackName("project-gone"), engine="terraform", notes=("stack removed from the tree",),
+                   changes=(ResourceChange("aws_iam_role.engineer", "aws_iam_role", "engineer", Action.DELETE,
+                                           "terraform"),))
+    md = render_markdown([removed])
+    assert "> **note:** stack removed from the tree\n\n</details>" in md  # a blank line ends the quote
