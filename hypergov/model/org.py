@@ -1,5 +1,6 @@
-"""The organization layer (`config/org.yaml`): accounts, the maximum permission boundary, cost
-allocation, allowed instance types and regions, platform administrators, and who may change what."""
+"""The organization layer (`config/org.yaml`): accounts (and the outside accounts it trusts), the
+maximum permission boundary, persona policies and ceilings, cost allocation, allowed instance types
+and regions, platform administrators, and who may change what."""
 
 from __future__ import annotations
 
@@ -42,8 +43,52 @@ class PermissionBoundary(StrictModel):
     deny: list[ActionPattern] = Field(default_factory=list)
 
 
+Reason = Annotated[str, StringConstraints(pattern=r"\S", max_length=500),
+                  Field(description="why, in a sentence a reviewer can check (required, not blank)")]
+
+
+class TrustedExternalAccount(StrictModel):
+    """An AWS account outside `accounts` whose IAM users and roles may still be named as project
+    members, cluster owners or platform admins (e.g. a central identity account)."""
+
+    id: AccountId
+    reason: Reason
+
+
+class CeilingWidening(StrictModel):
+    """An explicit opt-out from part of the built-in ceiling: these actions become grantable to
+    the persona (still only inside the boundary)."""
+
+    actions: list[ActionPattern] = Field(min_length=1)
+    reason: Reason
+
+
+class Ceiling(StrictModel):
+    """What a persona may never be granted, by org.yaml or by any project, even inside the
+    boundary. Engineer and Viewer start from hypergov's built-in ceiling (changes to HyperPod
+    clusters, nodes, scheduler configs and compute quotas; EKS cluster configuration and access;
+    IAM, Identity Center, Organizations, account settings and budgets): `deny` tightens it,
+    `widen_builtin` is the only way to lift part of it. ProjectLead has no built-in ceiling."""
+
+    deny: list[ActionPattern] = Field(default_factory=list, description=(
+        "more action patterns this persona may never be granted (added to the built-in ceiling)"))
+    widen_builtin: list[CeilingWidening] = Field(default_factory=list, description=(
+        "built-in ceiling actions this persona may be granted after all, each with a reason"))
+
+
 class PersonaPolicy(StrictModel):
-    """What every project's role of one persona may do (projects may add within the boundary)."""
+    """What every project's role of one persona may do (projects may add within the boundary and
+    below the persona's ceiling)."""
+
+    actions: list[ActionPattern] = Field(min_length=1)
+    ceiling: Ceiling = Field(default_factory=Ceiling, description=(
+        "what this persona may never be granted; default: the built-in ceiling (Engineer, Viewer) or none"))
+
+
+class PlatformAdministratorPolicy(StrictModel):
+    """The policy of the org layer's Platform Administrator role, one per org account, trusted by
+    `platform_admins` and cluster admin on every governed EKS cluster. It is not a project role:
+    the maximum boundary (SCP and permissions boundary) does not apply to it."""
 
     actions: list[ActionPattern] = Field(min_length=1)
 
@@ -52,6 +97,8 @@ class Personas(StrictModel):
     ProjectLead: PersonaPolicy
     Engineer: PersonaPolicy
     Viewer: PersonaPolicy
+    PlatformAdministrator: PlatformAdministratorPolicy | None = Field(default=None, description=(
+        "the org layer's Platform Administrator role in every account; without it, no such role"))
 
     def for_persona(self, persona: Persona) -> PersonaPolicy:
         policy: PersonaPolicy = getattr(self, persona)
@@ -94,6 +141,9 @@ class Organization(StrictModel):
     allowed_regions: list[Region] = Field(min_length=1)
     organizational_unit: OrganizationalUnitId
     accounts: list[Account] = Field(min_length=1)
+    trusted_external_accounts: list[TrustedExternalAccount] = Field(default_factory=list, description=(
+        "accounts outside `accounts` whose IAM principals may be members, owners or platform admins; "
+        "every other principal must be in one of `accounts` (Identity Center principals always are)"))
     permission_boundary: PermissionBoundary
     personas: Personas
     cost_allocation: CostAllocation = CostAllocation()
@@ -103,3 +153,7 @@ class Organization(StrictModel):
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
+
+    def trusted_account_ids(self) -> frozenset[str]:
+        """Accounts whose IAM principals may be trusted: the org's own and the listed external ones."""
+        return frozenset([*(str(a.id) for a in self.accounts), *(str(a.id) for a in self.trusted_external_accounts)])
