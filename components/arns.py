@@ -35,6 +35,11 @@ def role_arn(org: Organization, *, account: str, team: str, persona: Persona) ->
     return f"arn:{org.partition}:iam::{account}:role{path}{naming.role_name(org.name, team, persona)}"
 
 
+def platform_admin_role_arn(org: Organization, account: str) -> str:
+    name = naming.platform_admin_role_name(org.name)
+    return f"arn:{org.partition}:iam::{account}:role{naming.PLATFORM_ADMIN_ROLE_PATH}{name}"
+
+
 def hypergov_roles_pattern(org: Organization) -> str:
     """Every role hypergov makes, in any account: what the SCP's conditions match."""
     return f"arn:{org.partition}:iam::*:role{naming.ROLE_PATH}*"

@@ -1,7 +1,15 @@
 """`OrganizationGovernance`: the organization layer. The SCP built from the org's maximum
 boundary, attached to the OU; the IAM permissions-boundary policy, in every org account (project
 roles live in the accounts of their clusters and must all carry it); the tag policy for the cost
-tags; and per account the SNS topic project budgets alert to."""
+tags; per account the SNS topic project budgets alert to; and, when org.yaml defines
+`personas.PlatformAdministrator`, the Platform Administrator persona: per account a role trusted by
+`platform_admins` with that policy, and on every governed EKS cluster an access entry binding it
+to `AmazonEKSClusterAdminPolicy` (cluster scope).
+
+The Platform Administrator role is the article's "can create/reclaim clusters and set global
+policies". The maximum boundary caps project roles and denies exactly that, so the role carries no
+permissions boundary and lives under `naming.PLATFORM_ADMIN_ROLE_PATH`, outside the SCP's
+`/hypergov/` condition (README: "The Platform Administrator persona")."""
 
 from __future__ import annotations
 
@@ -15,10 +23,12 @@ import pulumi_aws as aws
 from components import arns, policies
 from components.tags import cost_tags
 from hypergov import naming
-from hypergov.model.org import Organization
+from hypergov.model.cluster import Cluster
+from hypergov.model.org import Organization, PlatformAdministratorPolicy
 from hypergov.model.project import Project
 
 TYPE = "hypergov:index:OrganizationGovernance"
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"  # EKS's published access policy for cluster-admin
 
 
 @dataclass(frozen=True)
@@ -26,7 +36,9 @@ class OrganizationGovernanceArgs:
     org: Organization
     projects: Mapping[str, Project]  # the tag policy's allowed values come from them
     management: aws.Provider  # Organizations lives in the management account
-    accounts: Mapping[str, aws.Provider]  # account id -> provider for that account
+    accounts: Mapping[str, aws.Provider]  # account id -> provider for that account (home region)
+    clusters: Mapping[str, Cluster]  # every governed cluster: the Platform Administrator's access entries
+    cluster_providers: Mapping[str, aws.Provider]  # cluster name -> provider of its account and region
 
 
 def _json(document: object) -> str:
@@ -67,8 +79,44 @@ class OrganizationGovernance(pulumi.ComponentResource):
                                 policy=_json(_budget_topic_policy(topic_arn, str(account.id))),
                                 opts=pulumi.ResourceOptions(parent=self, provider=provider,
                                                             depends_on=[topic]))
+        admin = org.personas.PlatformAdministrator
+        if admin is not None:
+            self._platform_administrator(args, admin, tags=tags)
         self.register_outputs({"scpName": naming.scp_name(org.name),
                                "boundaryPolicyArns": [arns.boundary_policy_arn(org, str(a.id)) for a in org.accounts]})
+
+
+    def _platform_administrator(self, args: OrganizationGovernanceArgs, admin: PlatformAdministratorPolicy, *,
+                                tags: Mapping[str, str]) -> None:
+        """The Platform Administrator role in every account, and its cluster-admin access entries."""
+        org = args.org
+        name = naming.platform_admin_role_name(org.name)
+        roles: dict[str, aws.iam.Role] = {}
+        for account in org.accounts:
+            acct = str(account.id)
+            in_account = pulumi.ResourceOptions(parent=self, provider=args.accounts[acct])
+            roles[acct] = aws.iam.Role(
+                f"platform-admin@{account.name}", name=name, path=naming.PLATFORM_ADMIN_ROLE_PATH,
+                description="hypergov: Platform Administrator (org layer), assumed by the org's platform_admins",
+                assume_role_policy=_json(policies.trust_policy(org.platform_admins, org=org, account=acct)),
+                max_session_duration=3600, tags=tags, opts=in_account)
+            aws.iam.RolePolicy(
+                f"platform-admin-access@{account.name}", name=naming.platform_admin_policy_name(org.name),
+                role=name, policy=_json(policies.platform_admin_policy(admin)),
+                opts=pulumi.ResourceOptions(parent=self, provider=args.accounts[acct], depends_on=[roles[acct]]))
+        for cluster_name, cluster in sorted(args.clusters.items()):
+            acct = arns.account_id(org, cluster.account)
+            principal = arns.platform_admin_role_arn(org, acct)
+            provider = args.cluster_providers[cluster_name]
+            entry = aws.eks.AccessEntry(
+                f"platform-admin-access@{cluster_name}", cluster_name=cluster.eks.cluster_name,
+                principal_arn=principal, type="STANDARD", tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[roles[acct]]))
+            aws.eks.AccessPolicyAssociation(
+                f"platform-admin-cluster-admin@{cluster_name}", cluster_name=cluster.eks.cluster_name,
+                principal_arn=principal, policy_arn=arns.eks_access_policy_arn(org, CLUSTER_ADMIN_POLICY),
+                access_scope={"type": "cluster"},
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[entry]))
 
 
 def _budget_topic_policy(topic_arn: str, account: str) -> dict[str, object]:

@@ -30,6 +30,10 @@ an `aws:PrincipalArn` condition, the documented way to trust roles whose names a
   (`aws:ResourceTag/<project_tag>`, or for S3 objects `s3:ExistingObjectTag` / `s3:RequestObjectTag`).
 Every action written comes from the persona's policy, the project's extra permissions, or a
 concrete action such a pattern covers, so the validated containment in the boundary carries over.
+
+**Platform Administrator.** The org layer's role in every account gets exactly the actions of
+org.yaml's `personas.PlatformAdministrator`, on every resource: it creates and reclaims clusters,
+whose ARNs do not exist yet, so it cannot be scoped like a project role.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import Any
 from components import arns
 from hypergov.model.cluster import Cluster
 from hypergov.model.common import IDENTITY_CENTER_RE, Persona
-from hypergov.model.org import Organization, PermissionBoundary
+from hypergov.model.org import Organization, PermissionBoundary, PlatformAdministratorPolicy
 from hypergov.model.project import Project
 from hypergov.rules.iam_patterns import matches
 
@@ -95,6 +99,12 @@ def tag_policy_document(org: Organization, *, teams: Iterable[str], cost_centres
 
 def _tag_policy_key(key: str) -> str:
     return "".join(c for c in key.lower() if c.isalnum()) or "tag"
+
+
+def platform_admin_policy(policy: PlatformAdministratorPolicy) -> PolicyDocument:
+    """The Platform Administrator role's policy: org.yaml's actions, unscoped (module docstring)."""
+    return {"Version": VERSION, "Statement": [
+        {"Sid": "PlatformAdministrator", "Effect": "Allow", "Action": list(policy.actions), "Resource": "*"}]}
 
 
 def trust_policy(principals: Sequence[str], *, org: Organization, account: str) -> PolicyDocument:

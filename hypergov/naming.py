@@ -61,6 +61,19 @@ ROLE_PATH = "/hypergov/"
 boundary never constrains the platform administrators or hypergov's own deployer."""
 
 
+PLATFORM_ADMIN_ROLE_PATH = "/hypergov-platform/"
+"""IAM path of the org layer's Platform Administrator roles: hypergov's, but outside `/hypergov/`,
+so the SCP's `role/hypergov/*` condition (the maximum boundary) never matches them."""
+
+
+def platform_admin_role_name(org: str) -> str:
+    return f"{org}-platform-administrator"
+
+
+def platform_admin_policy_name(org: str) -> str:
+    return f"{platform_admin_role_name(org)}-access"
+
+
 def tag_policy_name(org: str) -> str:
     return f"{org}-hypergov-cost-tags"
 

@@ -105,9 +105,7 @@ def declare(tree: GovernanceTree, settings: StackSettings) -> dict[str, int]:
     providers = Providers(org, settings)
     skipped: dict[str, int] = {}
     if settings.kind == "org":
-        OrganizationGovernance(org.name, OrganizationGovernanceArgs(
-            org=org, projects={t: p.model for t, p in tree.projects.items()}, management=providers.management(),
-            accounts={str(a.id): providers.aws_provider(str(a.id), org.home_region) for a in org.accounts}))
+        _declare_org(tree, providers)
     elif settings.kind == "cluster":
         skipped = _declare_cluster(tree, settings.name, providers)
     else:
@@ -124,6 +122,17 @@ def skipped_message(*, stack: str, cluster: str, count: int, context: str) -> st
     return (f"{count} Kubernetes object(s) for cluster '{cluster}' skipped: hypergov:kubeconfig is empty and "
             "hypergov never uses the ambient kubectl context; to declare them, set hypergov:kubeconfig "
             f"(a kubeconfig path with the context '{context}') in {stack_file(STACK_CONFIG_DIR, stack).as_posix()}")
+
+
+def _declare_org(tree: GovernanceTree, providers: Providers) -> None:
+    org = providers.org
+    clusters = {name: c.model for name, c in sorted(tree.clusters.items())}
+    OrganizationGovernance(org.name, OrganizationGovernanceArgs(
+        org=org, projects={t: p.model for t, p in tree.projects.items()}, management=providers.management(),
+        accounts={str(a.id): providers.aws_provider(str(a.id), org.home_region) for a in org.accounts},
+        clusters=clusters,
+        cluster_providers={name: providers.aws_provider(account_id(org, c.account), cluster_region(org, c))
+                           for name, c in clusters.items()}))
 
 
 def _declare_cluster(tree: GovernanceTree, name: str, providers: Providers) -> dict[str, int]:

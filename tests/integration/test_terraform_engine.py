@@ -59,6 +59,13 @@ def test_apply_creates_what_the_config_says(applied: None, endpoint: EmbeddedAws
     assert [p["accessScope"] for p in scopes["associatedAccessPolicies"]] == [
         {"type": "namespace", "namespaces": ["hyperpod-ns-vision"]}]
 
+    # the org layer's Platform Administrator: outside the boundary, cluster admin on the cluster
+    admin = iam.get_role(RoleName="acme-platform-administrator")["Role"]
+    assert admin["Path"] == "/hypergov-platform/" and "PermissionsBoundary" not in admin
+    scopes = eks.list_associated_access_policies(clusterName="gpu-west-eks", principalArn=admin["Arn"])
+    assert [(p["policyArn"], p["accessScope"]["type"]) for p in scopes["associatedAccessPolicies"]] == [
+        ("arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", "cluster")]
+
     organizations = endpoint.client("organizations", account=MANAGEMENT, region="us-east-1")
     attached = organizations.list_policies_for_target(TargetId="ou-ml01-platform1", Filter="SERVICE_CONTROL_POLICY")
     (scp,) = [p for p in attached["Policies"] if p["Name"] == "acme-hypergov-maximum-boundary"]

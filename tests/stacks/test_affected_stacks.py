@@ -37,6 +37,12 @@ BASE = example_files()
                  ("org", "cluster-trn-east", "project-research"), id="cost-centre-touches-tag-policy"),
     pytest.param(_edit("clusters/trn-east.yaml", b"weight: 20", b"weight: 30"),
                  ("cluster-trn-east", "project-nlp", "project-research"), id="cluster-touches-its-teams"),
+    pytest.param(_edit("org.yaml", b"deny: [s3:Put*, s3:Delete*]", b"deny: [s3:Put*]"),
+                 ("org",), id="ceiling-is-validation-only"),
+    pytest.param(_edit("org.yaml", b"      - fsx:*\n", b""), ("org",), id="platform-admin-policy-touches-only-org"),
+    pytest.param(_edit("clusters/trn-east.yaml", b"cluster_name: trn-east-eks", b"cluster_name: trn-east-eks2"),
+                 ("org", "cluster-trn-east", "project-nlp", "project-research"),
+                 id="eks-name-touches-platform-admin-access"),
 ])
 def test_changed_stacks(files: dict[str, bytes], changed: tuple[str, ...]) -> None:
     result = affected_stacks(_tree(BASE), _tree(files))

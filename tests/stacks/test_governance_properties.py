@@ -25,6 +25,11 @@ def _all(graphs: dict[str, ResourceGraph]) -> list[GraphResource]:
     return [r for g in graphs.values() for r in g.resources]
 
 
+def _project_roles(graphs: dict[str, ResourceGraph], kind: str = ROLE) -> list[GraphResource]:
+    """Every role (or role policy) of the project layer: the roles the maximum boundary caps."""
+    return [r for name, g in graphs.items() if name.startswith("project-") for r in g.of_type(kind)]
+
+
 def _tags(resource: GraphResource) -> dict[str, str]:
     tags: Any = resource.inputs.get("tags", {})
     return {t["key"]: t["value"] for t in tags} if isinstance(tags, list) else dict(tags)
@@ -33,8 +38,11 @@ def _tags(resource: GraphResource) -> dict[str, str]:
 def test_every_role_carries_the_org_permissions_boundary(tree: GovernanceTree,
                                                          graphs: dict[str, ResourceGraph]) -> None:
     org = tree.org.model  # type: ignore[union-attr]
-    roles = [r for r in _all(graphs) if r.type == ROLE]
+    roles = _project_roles(graphs)
     assert roles
+    # The only other roles are the org layer's Platform Administrators (tests/stacks/test_platform_admin.py).
+    assert {r.inputs["name"] for r in _all(graphs) if r.type == ROLE and r not in roles} == {
+        naming.platform_admin_role_name(org.name)}
     for role in roles:
         account = role.name.split("@")[1]
         account_id = org.account(account).id  # type: ignore[union-attr]
@@ -48,8 +56,8 @@ def test_every_role_carries_the_org_permissions_boundary(tree: GovernanceTree,
 def test_no_role_policy_grants_an_action_outside_the_boundary(tree: GovernanceTree,
                                                               graphs: dict[str, ResourceGraph]) -> None:
     boundary = tree.org.model.permission_boundary  # type: ignore[union-attr]
-    policies = [r for r in _all(graphs) if r.type == ROLE_POLICY]
-    assert len(policies) == len([r for r in _all(graphs) if r.type == ROLE])
+    policies = _project_roles(graphs, ROLE_POLICY)
+    assert len(policies) == len(_project_roles(graphs))
     for policy in policies:
         for action in policy_actions(json.loads(policy.inputs["policy"])):
             assert uncovered_action(action, tuple(boundary.allow)) is None, (policy.name, action)
