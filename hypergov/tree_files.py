@@ -180,6 +180,8 @@ def fold_path(rel: str) -> str:
     canonical decomposition, then simple (one character to one) case folding as file systems do
     it, so 'Readme' meets 'README' and a final sigma meets a sigma, but a ligature 'ﬁ' does not
     meet 'fi' (that is a look-alike, IDN004's business), then NFC."""
+    if rel.isascii():  # nearly every path: ASCII's simple case fold is lower()
+        return rel.lower()
     folded = []
     for char in unicodedata.normalize("NFD", rel):
         upper = char.upper()
