@@ -17,7 +17,7 @@ from pathlib import Path
 from benchmarks.common import print_table, write_results
 from benchmarks.synthetic import generate_org
 from hypergov.embedded_aws import EmbeddedAwsProcess
-from hypergov.loader import write_tree_dir
+from hypergov.tree_files import write_tree_dir
 from hypergov.validate import validate_files
 from reconciler.factory import terraform_engine
 from reconciler.plan import Plan, StackName

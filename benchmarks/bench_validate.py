@@ -12,8 +12,9 @@ import tempfile
 
 from benchmarks.common import best_of, print_table, write_results
 from benchmarks.synthetic import generate_org
-from hypergov.loader import load_tree, write_tree_dir
+from hypergov.loader import load_tree
 from hypergov.rules import run_rules
+from hypergov.tree_files import write_tree_dir
 from hypergov.validate import gc_paused, validate_dir, validate_files
 
 SIZES = ((100, 4), (1000, 20), (3000, 20))

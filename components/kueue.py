@@ -29,7 +29,6 @@ from hypergov.model.project import ClusterQuota, Project
 
 API = "kueue.x-k8s.io/v1beta1"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-DEFAULT_BORROW_PERCENT = 50
 
 
 def accelerator_resource(instance_type: str) -> str:
@@ -44,7 +43,8 @@ def accelerators(cluster: Cluster, instance_type: str) -> int:
 
 
 def borrow_percent(quota: ClusterQuota) -> int:
-    return quota.borrow_limit_percent if quota.borrow_limit_percent is not None else DEFAULT_BORROW_PERCENT
+    """The borrow limit written into every request: the quota's, else HyperPod's default (50)."""
+    return quota.effective_borrow_limit_percent()
 
 
 def resource_flavor(instance_type: str) -> dict[str, Any]:

@@ -13,13 +13,13 @@ Pure: two file maps and the base tree in, approvals out; the Git host enforces t
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from hypergov.model.common import PERSONAS
 from hypergov.model.tree import GovernanceTree
+from hypergov.tree_files import TreeFiles
 
 ChangeKind = Literal["added", "modified", "deleted"]
 
@@ -32,7 +32,7 @@ class RequiredApproval:
     because: str  # which rule decided, or why the fallback applies
 
 
-def changed_paths(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> list[tuple[str, ChangeKind]]:
+def changed_paths(base: TreeFiles, head: TreeFiles) -> list[tuple[str, ChangeKind]]:
     kinds: list[tuple[str, ChangeKind]] = []
     for path in sorted(set(base) | set(head)):
         if path not in base:
@@ -75,7 +75,7 @@ def glob_pattern(glob: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def required_approvals(base_files: Mapping[str, bytes], head_files: Mapping[str, bytes],
+def required_approvals(base_files: TreeFiles, head_files: TreeFiles,
                        base: GovernanceTree) -> list[RequiredApproval]:
     return [_approval(path, kind, base) for path, kind in changed_paths(base_files, head_files)]
 

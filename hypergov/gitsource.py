@@ -1,13 +1,23 @@
 """Read a config tree straight out of a Git commit (no checkout), for merge-request plans,
-capacity diffs between refs and the reconciler."""
+capacity diffs between refs and the reconciler.
+
+Like the directory reader (`hypergov.tree_files`), it reads regular blobs only: a symbolic link
+(a blob of mode 120000, whose content is the link's target), a submodule (a commit entry, mode
+160000) and a directory named like a config file become `NotAFile` markers, reported by the
+loader, so a commit and its checkout report the same problems."""
 
 from __future__ import annotations
 
 import os
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
+
+from hypergov.tree_files import CONFIG_SUFFIX, MAX_TREE_FILES, ROOT, NotAFile, TreeEntry
+
+SYMLINK_MODE = 0o120000
 
 
 class RefNotFoundError(Exception):
@@ -46,24 +56,52 @@ def locate_tree(config_dir: Path, *, repo: Path | None = None) -> TreeLocation:
     return TreeLocation(repo=top, subdir=str(config.relative_to(top)) if config != top else "")
 
 
-def read_tree_at(repo_path: str | os.PathLike[str], ref: str, subdir: str = "config") -> dict[str, bytes]:
-    """Files under `subdir` at `ref`, by path relative to `subdir` (the loader's input)."""
+def read_tree_at(repo_path: str | os.PathLike[str], ref: str, subdir: str = "config") -> dict[str, TreeEntry]:
+    """Entries under `subdir` at `ref`, by path relative to `subdir` (the loader's input): the
+    bytes of regular blobs, a `NotAFile` for links, submodules and directories named `*.yaml`.
+    A `subdir` that is itself a link or a submodule is one marker under the key `ROOT`."""
     repo = git.Repo(repo_path, search_parent_directories=True)
     try:
         commit = repo.commit(ref)
     except (git.BadName, ValueError) as exc:
         raise RefNotFoundError(f"'{ref}' is not a commit, branch or tag in {repo.working_dir}") from exc
-    tree = commit.tree
+    node: object = commit.tree
     prefix = subdir.strip("/")
     if prefix:
         try:
-            tree = tree / prefix
+            node = commit.tree / prefix
         except KeyError as exc:
             raise RefNotFoundError(f"'{prefix}/' does not exist at {ref}") from exc
-    files: dict[str, bytes] = {}
-    for item in tree.traverse():
-        if isinstance(item, git.Blob):
-            full = str(item.path)
-            rel = full[len(prefix) + 1:] if prefix else full
-            files[rel] = item.data_stream.read()
-    return files
+    if not isinstance(node, git.Tree):
+        marker = _marker(node)
+        if marker is None:
+            raise RefNotFoundError(f"'{prefix}' at {ref} is a file, not a directory")
+        return {ROOT: marker}
+    files: dict[str, TreeEntry] = {}
+    _walk(node, "", files)
+    return dict(sorted(files.items()))
+
+
+def _walk(tree: git.Tree, rel_dir: str, files: dict[str, TreeEntry]) -> None:
+    """Depth-first over one tree object; hidden entries are skipped, as the directory reader does."""
+    for item in tree:
+        name = posixpath.basename(str(item.path))  # a submodule entry has a path but no `name`
+        if name.startswith(".") or len(files) > MAX_TREE_FILES:
+            continue
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        if isinstance(item, git.Tree) and not name.endswith(CONFIG_SUFFIX):
+            _walk(item, rel, files)
+        elif isinstance(item, git.Tree):
+            files[rel] = NotAFile("directory")
+        else:
+            marker = _marker(item)
+            files[rel] = marker if marker is not None else item.data_stream.read()
+
+
+def _marker(item: object) -> NotAFile | None:
+    """The marker for a link or submodule entry; None for a regular blob."""
+    if isinstance(item, git.Blob) and item.mode == SYMLINK_MODE:
+        return NotAFile("symbolic link", os.fsdecode(item.data_stream.read()))
+    if isinstance(item, git.Blob):
+        return None
+    return NotAFile("Git submodule", str(getattr(item, "hexsha", "")))

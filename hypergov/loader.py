@@ -1,16 +1,15 @@
 """Load a config tree into a `GovernanceTree`, turning every syntax and schema mistake into a
 located `Problem`.
 
-The tree is given as a mapping of tree-relative paths to bytes (`read_tree_dir` builds it from a
-directory, the reconciler from a git commit), so loading itself does no I/O.
+The tree is given as a mapping of tree-relative paths to bytes, or to a `NotAFile` marker for an
+entry that is not a regular file (`read_tree_dir` builds it from a directory, the reconciler from
+a git commit), so loading itself does no I/O.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Mapping
-from pathlib import Path as FsPath
 from types import UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
@@ -23,43 +22,15 @@ from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.model.workload import WorkloadClass
 from hypergov.problems import Problem, RuleId, SourcePos
 from hypergov.source import Document, Path, parse_document, show
+from hypergov.tree_files import ROOT, NotAFile, TreeFiles, case_collisions, entry_problem, is_hidden
 
 M = TypeVar("M", bound=BaseModel)
 
 ORG_FILE = "org.yaml"
 IGNORED_SUFFIXES = (".md", ".txt", ".json")
-MAX_TREE_FILES = 50_000
 
 
-def read_tree_dir(root: str | os.PathLike[str]) -> dict[str, bytes]:
-    """Every regular file under `root` (hidden ones skipped), by '/'-separated relative path."""
-    base = FsPath(root)
-    files: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            full = FsPath(dirpath) / name
-            if not full.is_file():
-                continue
-            files[full.relative_to(base).as_posix()] = full.read_bytes()
-            if len(files) > MAX_TREE_FILES:
-                return files
-    return files
-
-
-def write_tree_dir(files: Mapping[str, bytes], root: str | os.PathLike[str]) -> FsPath:
-    """The inverse of `read_tree_dir`: write a tree (e.g. a synthetic org) under `root`."""
-    base = FsPath(root)
-    for rel, data in files.items():
-        target = base / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return base
-
-
-def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tuple[GovernanceTree, list[Problem]]:
+def load_tree(files: TreeFiles, *, display_root: str = "config") -> tuple[GovernanceTree, list[Problem]]:
     """Parse and schema-check every object file of the tree."""
     tree = GovernanceTree()
     problems: list[Problem] = []
@@ -67,6 +38,10 @@ def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tu
     def display(rel: str) -> str:
         return f"{display_root.rstrip('/')}/{rel}" if display_root else rel
 
+    root = files.get(ROOT)
+    if isinstance(root, NotAFile):  # the tree's directory itself is a link: nothing was read
+        return tree, [entry_problem(ROOT, root, display_root or ".")]
+    problems.extend(case_collisions([rel for rel in files if not is_hidden(rel)], display))
     if ORG_FILE not in files:
         problems.append(Problem(SourcePos(display(ORG_FILE)), RuleId("SYN007"),
                                 "the organization file is missing",
@@ -76,6 +51,10 @@ def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tu
         kind, name = classify(rel)
         shown = display(rel)
         tree.files[rel] = shown
+        data = files[rel]
+        if isinstance(data, NotAFile):
+            problems.extend(_not_a_file(tree, rel, data, shown))
+            continue
         if kind == "ignored":
             continue
         if kind == "unexpected":
@@ -88,7 +67,7 @@ def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tu
             tree.cluster_files.add(name)
         elif kind == "project":
             tree.project_files.add(name)
-        doc, doc_problems = parse_document(files[rel], shown)
+        doc, doc_problems = parse_document(data, shown)
         problems.extend(doc_problems)
         if doc.data is None:
             continue
@@ -104,6 +83,19 @@ def load_tree(files: Mapping[str, bytes], *, display_root: str = "config") -> tu
             if wl is not None:
                 tree.workloads[(team, cls)] = wl
     return tree, problems
+
+
+def _not_a_file(tree: GovernanceTree, rel: str, entry: NotAFile, shown: str) -> list[Problem]:
+    """SYN009, unless hidden. The object's name is still known, as for a file that fails the
+    schema, so references to it are not also reported as unknown."""
+    if is_hidden(rel):
+        return []
+    kind, name = classify(rel)
+    if kind == "cluster":
+        tree.cluster_files.add(name)
+    elif kind == "project":
+        tree.project_files.add(name)
+    return [entry_problem(rel, entry, shown)]
 
 
 def classify(rel: str) -> tuple[str, str]:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from hypergov.loader import load_tree, read_tree_dir
+from hypergov.loader import load_tree
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem, has_errors, sorted_problems
 from hypergov.rules import run_rules
+from hypergov.tree_files import TreeFiles, read_tree_dir
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def validate_files(files: Mapping[str, bytes], *, display_root: str = "config") -> ValidationReport:
+def validate_files(files: TreeFiles, *, display_root: str = "config") -> ValidationReport:
     with gc_paused():
         tree, problems = load_tree(files, display_root=display_root)
         problems = problems + run_rules(tree)

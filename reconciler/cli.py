@@ -211,7 +211,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
     from hypergov.capacity.render import render_markdown as capacity_markdown
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
-    from hypergov.loader import read_tree_dir
+    from hypergov.tree_files import read_tree_dir
     from hypergov.validate import load_valid_tree, validate_files
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, scope
 

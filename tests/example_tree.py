@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from hypergov.loader import read_tree_dir
 from hypergov.model.tree import GovernanceTree
+from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
 
 CONFIG = Path(__file__).resolve().parent.parent / "config"

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hypergov.loader import read_tree_dir
 from hypergov.problems import Problem
+from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
 
 EXAMPLE = read_tree_dir(Path(__file__).resolve().parent.parent / "config")

@@ -46,7 +46,7 @@ def cluster_capacity(tree: GovernanceTree, cluster_name: str) -> ClusterCapacity
         guaranteed = {InstanceTypeName(it): count * gpus_per_instance(cluster, it)
                       for it, count in sorted(quota.instances.items()) if it in cluster.capacity}
         teams.append(TeamQuota(name=TeamName(team), guaranteed_gpus=guaranteed, sharing=quota.sharing,
-                               borrow_limit_percent=quota.borrow_limit_percent,
+                               borrow_limit_percent=quota.effective_borrow_limit_percent(),
                                fair_share_weight=project.model.fair_share_weight,
                                preempt_own_lower_priority=project.model.preempt_own_lower_priority))
     return ClusterCapacity(

@@ -11,15 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, NewType
 
+from hypergov.hyperpod_defaults import (
+    DEFAULT_BORROW_LIMIT_PERCENT,
+    DEFAULT_FAIR_SHARE_WEIGHT,
+    DEFAULT_PREEMPT_OWN_LOWER_PRIORITY,
+    DEFAULT_SHARING_STRATEGY,
+)
+
 TeamName = NewType("TeamName", str)
 InstanceTypeName = NewType("InstanceTypeName", str)
 JobId = NewType("JobId", str)
 
 SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 ProgressPolicy = Literal["restart", "checkpoint"]
-
-DEFAULT_BORROW_LIMIT_PERCENT = 50
-"""HyperPod's ResourceSharingConfig.BorrowLimit default ("Default is 50", SageMaker API reference)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +41,15 @@ class TeamQuota:
     name: TeamName
     guaranteed_gpus: dict[InstanceTypeName, int]
     """Nominal (guaranteed) GPUs per instance type; types not listed are 0."""
-    sharing: SharingStrategy = "Lend"
-    """Lend: lends idle quota, never borrows. LendAndBorrow: lends and borrows. DontLend: neither."""
+    sharing: SharingStrategy = DEFAULT_SHARING_STRATEGY
+    """Lend: lends idle quota, never borrows. LendAndBorrow (HyperPod's default): lends and borrows.
+    DontLend: neither."""
     borrow_limit_percent: int | None = None
-    """How much more than its guarantee the team may use, in percent of it; None: HyperPod's 50."""
-    fair_share_weight: int = 1
-    """Weight of the team's share of idle capacity; 0 means it always yields first."""
-    preempt_own_lower_priority: bool = True
+    """How much more than its guarantee the team may use, in percent of it; None: HyperPod's default
+    (`hypergov.hyperpod_defaults`, the constant the rules and components use too)."""
+    fair_share_weight: int = DEFAULT_FAIR_SHARE_WEIGHT
+    """Weight of the team's share of idle capacity; 0 (HyperPod's default) means it always yields first."""
+    preempt_own_lower_priority: bool = DEFAULT_PREEMPT_OWN_LOWER_PRIORITY
     """HyperPod PreemptTeamTasks=LowerPriority: the team's urgent jobs may evict its own lesser ones."""
 
     def borrow_limit_gpus(self, instance_type: InstanceTypeName) -> int:

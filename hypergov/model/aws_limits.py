@@ -1,8 +1,14 @@
-"""Field limits taken from botocore's official AWS service models, never retyped by hand.
+"""Field limits as AWS has them: from botocore's official service models, and from AWS's
+documentation where the service model is looser.
 
 When AWS changes a limit (a new HyperPod instance type, a longer name), upgrading botocore
 updates our validation with it. Each helper returns pydantic metadata for `Annotated[...]` carrying the
 shape's length bounds, pattern (anchored: AWS matches the whole value), range or enum.
+
+The service model is not always the contract: it lets `BorrowLimit` range 0-10,000 where the
+documentation says 1-500 percent. `LIMITS` at the end is the one table of every numeric bound
+of a value hypergov sends to AWS (or derives a name from), each with its source; the models and
+the identity rules read their bounds from it.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 import botocore.session
-from annotated_types import Interval
+from annotated_types import Interval, Len
 from botocore.model import ServiceModel, Shape, StructureShape
 from pydantic import GetCoreSchemaHandler, StringConstraints
 from pydantic_core import core_schema
@@ -82,3 +88,111 @@ def shape_pattern(service: str, shape_name: str) -> str:
 
 def shape_max(service: str, shape_name: str) -> int:
     return int(shape(service, shape_name).metadata["max"])
+
+
+# --- the one table of limits: every bound of a value hypergov sends to AWS, with its source ----
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One bound of a config value that becomes an AWS API field (or part of a name hypergov
+    derives). `source` says where the numbers come from: "botocore model: <service> <shape>"
+    (read from botocore at import, never retyped) or "AWS docs: <page>" (typed here, with the
+    page, where the documentation is stricter than the service model)."""
+
+    aws_field: str
+    min: int | None
+    max: int | None
+    source: str
+    botocore: tuple[int | None, int | None] | None = None  # the service model's bounds, where looser
+
+
+def _bounds(service: str, shape_name: str) -> tuple[int | None, int | None]:
+    meta = shape(service, shape_name).metadata
+    return meta.get("min"), meta.get("max")
+
+
+def _from_botocore(aws_field: str, service: str, shape_name: str, *, min_: int | None = None,
+                   note: str = "") -> Limit:
+    """A limit exactly as botocore has it; `min_` raises the lower bound for hypergov's own reason (`note`)."""
+    low, high = _bounds(service, shape_name)
+    source = f"botocore model: {service} {shape_name}" + (f"; {note}" if note else "")
+    return Limit(aws_field, low if min_ is None else min_, high, source)
+
+
+API = "https://docs.aws.amazon.com/sagemaker/latest/APIReference"
+K8S_NAMES = "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names"
+NAMESPACE_PREFIX = "hyperpod-ns-"  # HyperPod task governance's namespace of a team (hypergov.naming.namespace)
+
+BORROW_LIMIT = "projects/*.quotas.*.borrow_limit_percent"
+FAIR_SHARE_WEIGHT = "projects/*.fair_share_weight"
+QUOTA_COUNT = "projects/*.quotas.*.instances.*"
+QUOTA_INSTANCE_TYPES = "projects/*.quotas.*.instances"
+PRIORITY_WEIGHT = "clusters/*.scheduler.priority_classes[].weight"
+PRIORITY_CLASSES = "clusters/*.scheduler.priority_classes"
+PRIORITY_CLASS_NAME = "clusters/*.scheduler.priority_classes[].name"
+TEAM_NAME = "projects/<team>.yaml (the team name)"
+NAMESPACE = "namespace hyperpod-ns-<team>"
+COMPUTE_QUOTA_NAME = "compute quota name <team>-on-<cluster>"
+SCHEDULER_CONFIG_NAME = "scheduler config name <cluster>-scheduler"
+ROLE_NAME = "IAM role name <org>-<team>-<persona>"
+ROLE_POLICY_NAME = "IAM role policy name <org>-<team>-<persona>-access"
+BUDGET_NAME = "budget name <org>-<team>-monthly"
+TAGS_PER_RESOURCE = "tags per AWS resource (the object's and hypergov's)"
+
+LIMITS: dict[str, Limit] = {
+    BORROW_LIMIT: Limit(
+        "ResourceSharingConfig.BorrowLimit", 1, 500,
+        f"AWS docs: SageMaker API Reference, ResourceSharingConfig ('The values can be 1 - 500 percent of "
+        f"idle compute that the team is allowed to borrow'), {API}/API_ResourceSharingConfig.html",
+        botocore=_bounds("sagemaker", "BorrowLimit")),
+    FAIR_SHARE_WEIGHT: _from_botocore("ComputeQuotaTarget.FairShareWeight", "sagemaker", "FairShareWeight",
+                                      note=f"AWS docs agree (0-100), {API}/API_ComputeQuotaTarget.html"),
+    QUOTA_COUNT: _from_botocore("ComputeQuotaResourceConfig.Count", "sagemaker", "InstanceCount"),
+    QUOTA_INSTANCE_TYPES: _from_botocore(
+        "ComputeQuotaConfig.ComputeQuotaResources (items)", "sagemaker", "ComputeQuotaResourceConfigList", min_=1,
+        note="at least 1: hypergov (a quota without instances guarantees nothing; leave the cluster out instead)"),
+    PRIORITY_WEIGHT: _from_botocore("PriorityClass.Weight", "sagemaker", "PriorityWeight",
+                                    note=f"AWS docs agree (0-100), {API}/API_PriorityClass.html"),
+    PRIORITY_CLASSES: _from_botocore(
+        "SchedulerConfig.PriorityClasses (items)", "sagemaker", "PriorityClassList", min_=1,
+        note="at least 1: hypergov (projects and workload classes name the priority classes they may use)"),
+    PRIORITY_CLASS_NAME: Limit(
+        "PriorityClass.Name", 1, None,
+        "botocore model: sagemaker ClusterSchedulerPriorityClassName; a pattern (so at least 1 character) and no "
+        "maximum length (AWS docs: the same)"),
+    TEAM_NAME: Limit(
+        "ComputeQuotaTarget.TeamName", 1, 63 - len(NAMESPACE_PREFIX),
+        f"Kubernetes docs: the team's namespace '{NAMESPACE_PREFIX}<team>' is a DNS label of at most 63 "
+        f"characters ({K8S_NAMES}), so 63 minus {len(NAMESPACE_PREFIX)} (enforced as IDN001); botocore's "
+        "sagemaker ComputeQuotaTargetTeamName is a pattern whose '{0,39}' bounds no length"),
+    NAMESPACE: Limit("Kubernetes Namespace metadata.name", 1, 63,
+                     f"Kubernetes docs: namespace names are RFC 1123 DNS labels of at most 63 characters, {K8S_NAMES}"),
+    COMPUTE_QUOTA_NAME: _from_botocore("CreateComputeQuota.Name", "sagemaker", "EntityName"),
+    SCHEDULER_CONFIG_NAME: _from_botocore("CreateClusterSchedulerConfig.Name", "sagemaker", "EntityName"),
+    ROLE_NAME: _from_botocore("CreateRole.RoleName", "iam", "roleNameType"),
+    ROLE_POLICY_NAME: _from_botocore("PutRolePolicy.PolicyName", "iam", "policyNameType"),
+    BUDGET_NAME: _from_botocore("Budget.BudgetName", "budgets", "BudgetName"),
+    TAGS_PER_RESOURCE: _from_botocore("CreateComputeQuota.Tags (items)", "sagemaker", "TagList"),
+}
+"""Bounds of model fields not listed here are hypergov's own (a budget, a cluster's capacity,
+accelerators per instance, GPUs per job): they are not sent to AWS as such."""
+
+
+def limit_range(key: str) -> Interval:
+    """`Annotated[int, limit_range(BORROW_LIMIT)]`: a numeric field bounded as the table says."""
+    entry = LIMITS[key]
+    return Interval(ge=entry.min, le=entry.max)
+
+
+def limit_items(key: str) -> Len:
+    """`Annotated[list[X], limit_items(PRIORITY_CLASSES)]`: a list or mapping bounded in its number of items."""
+    entry = LIMITS[key]
+    return Len(min_length=entry.min or 0, max_length=entry.max)
+
+
+def limit_max(key: str) -> int:
+    """The upper bound of a name's length (for the identity rules)."""
+    bound = LIMITS[key].max
+    assert bound is not None, f"{key} has no documented maximum"
+    return bound

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from hypergov.model.aws_limits import aws_range
+from hypergov.hyperpod_defaults import DEFAULT_FAIR_SHARE, DEFAULT_IDLE_RESOURCE_SHARING
+from hypergov.model.aws_limits import PRIORITY_CLASSES, PRIORITY_WEIGHT, limit_items, limit_range
 from hypergov.model.common import (
     EksClusterName,
     HyperPodClusterArn,
@@ -20,7 +21,8 @@ from hypergov.model.common import (
     Tags,
 )
 
-PriorityWeight = Annotated[int, aws_range("sagemaker", "PriorityWeight"), Field(description="scheduler weight, 0-100")]
+PriorityWeight = Annotated[int, limit_range(PRIORITY_WEIGHT),
+                           Field(description="scheduler weight, 0 (lowest) to 100 (highest); required")]
 InstanceCount = Annotated[int, Field(ge=0, le=100_000, description="number of instances")]
 AcceleratorCount = Annotated[int, Field(ge=0, le=64, description="GPUs/accelerators per instance")]
 
@@ -50,9 +52,14 @@ class PriorityClass(StrictModel):
 class SchedulerPolicy(StrictModel):
     """HyperPod task governance's cluster scheduler config (or Kueue's, in plain-EKS mode)."""
 
-    priority_classes: list[PriorityClass] = Field(min_length=1, max_length=10)
-    fair_share: bool = True
-    idle_resource_sharing: bool = True
+    priority_classes: Annotated[list[PriorityClass], limit_items(PRIORITY_CLASSES)] = Field(
+        description="1-10 priority classes (HyperPod allows 10)")
+    fair_share: bool = Field(default=DEFAULT_FAIR_SHARE, description=(
+        "true: idle compute is lent by fair-share weight, false: first come, first served; "
+        "default true, HyperPod's default (FairShare Enabled)"))
+    idle_resource_sharing: bool = Field(default=DEFAULT_IDLE_RESOURCE_SHARING, description=(
+        "true: capacity no team is guaranteed can be borrowed; default true (AWS documents no default, "
+        "so hypergov always writes it)"))
 
 
 class Cluster(StrictModel):

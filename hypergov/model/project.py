@@ -8,7 +8,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hypergov.model.aws_limits import aws_range
+from hypergov.hyperpod_defaults import (
+    DEFAULT_BORROW_LIMIT_PERCENT,
+    DEFAULT_FAIR_SHARE_WEIGHT,
+    DEFAULT_PREEMPT_OWN_LOWER_PRIORITY,
+    DEFAULT_SHARING_STRATEGY,
+)
+from hypergov.model.aws_limits import (
+    BORROW_LIMIT,
+    FAIR_SHARE_WEIGHT,
+    QUOTA_COUNT,
+    QUOTA_INSTANCE_TYPES,
+    limit_items,
+    limit_range,
+)
 from hypergov.model.common import (
     ActionPattern,
     InstanceType,
@@ -19,11 +32,13 @@ from hypergov.model.common import (
     Tags,
 )
 
-FairShareWeight = Annotated[int, aws_range("sagemaker", "FairShareWeight"),
-                            Field(description="fair-share weight, 0-100")]
-BorrowLimit = Annotated[int, aws_range("sagemaker", "BorrowLimit"),
-                        Field(description="how much idle capacity the team may borrow, in percent of its quota")]
-QuotaCount = Annotated[int, aws_range("sagemaker", "InstanceCount"), Field(description="guaranteed instances")]
+FairShareWeight = Annotated[int, limit_range(FAIR_SHARE_WEIGHT), Field(description=(
+    "fair-share weight, 0 (lowest) to 100 (highest); default "
+    f"{DEFAULT_FAIR_SHARE_WEIGHT}, HyperPod's default"))]
+BorrowLimit = Annotated[int, limit_range(BORROW_LIMIT), Field(description=(
+    "how much idle capacity the team may borrow, in percent of its quota, 1-500 (AWS's documented range); "
+    f"only with sharing LendAndBorrow; default {DEFAULT_BORROW_LIMIT_PERCENT}, HyperPod's default"))]
+QuotaCount = Annotated[int, limit_range(QUOTA_COUNT), Field(description="guaranteed instances")]
 SharingStrategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 
 
@@ -42,9 +57,18 @@ class Members(StrictModel):
 class ClusterQuota(StrictModel):
     """The team's compute quota on one cluster (one HyperPod ComputeQuota)."""
 
-    instances: dict[InstanceType, QuotaCount] = Field(min_length=1)
-    sharing: SharingStrategy = "Lend"
+    instances: Annotated[dict[InstanceType, QuotaCount], limit_items(QUOTA_INSTANCE_TYPES)] = Field(
+        description="guaranteed instances per instance type (1-15 types)")
+    sharing: SharingStrategy = Field(default=DEFAULT_SHARING_STRATEGY, description=(
+        "Lend: lends idle quota, never borrows; DontLend: neither; LendAndBorrow: both; "
+        f"default {DEFAULT_SHARING_STRATEGY}, HyperPod's default"))
     borrow_limit_percent: BorrowLimit | None = None
+
+    def effective_borrow_limit_percent(self) -> int:
+        """The borrow limit HyperPod applies: the one written, else its documented default."""
+        if self.borrow_limit_percent is None:
+            return DEFAULT_BORROW_LIMIT_PERCENT
+        return self.borrow_limit_percent
 
 
 class Budget(StrictModel):
@@ -71,7 +95,9 @@ class Project(StrictModel):
     budget: Budget | None = None
     tags: Tags = Field(default_factory=dict)
     quotas: dict[str, ClusterQuota] = Field(default_factory=dict, description="per cluster name")
-    fair_share_weight: FairShareWeight = 1
-    preempt_own_lower_priority: bool = True
+    fair_share_weight: FairShareWeight = DEFAULT_FAIR_SHARE_WEIGHT
+    preempt_own_lower_priority: bool = Field(default=DEFAULT_PREEMPT_OWN_LOWER_PRIORITY, description=(
+        "true: the team's higher-priority tasks may preempt its own lower-priority ones (HyperPod "
+        "PreemptTeamTasks LowerPriority), false: Never; default true, HyperPod's default"))
     allowed_priority_classes: list[PriorityClassName] = Field(min_length=1)
     extra_permissions: ExtraPermissions = ExtraPermissions()

@@ -97,8 +97,7 @@ def max_job_gpus(cluster: Cluster, quota: ClusterQuota, instance_types: set[str]
         per = accelerators_per_instance(itype, cap.accelerators_per_instance) or 0
         reachable = count
         if quota.sharing == "LendAndBorrow" and cluster.scheduler.idle_resource_sharing:
-            limit = quota.borrow_limit_percent if quota.borrow_limit_percent is not None else 50
-            reachable = count + (count * limit) // 100
+            reachable = count + (count * quota.effective_borrow_limit_percent()) // 100
         best = max(best, min(reachable, cap.instances) * per)
     return best
 

@@ -22,6 +22,9 @@ RULES: tuple[RuleInfo, ...] = (
     RuleInfo("SYN006", "syntax", "YAML merge key ('<<') used"),
     RuleInfo("SYN007", "syntax", "required file missing (org.yaml)"),
     RuleInfo("SYN008", "syntax", "unexpected file in the config tree"),
+    RuleInfo("SYN009", "syntax", "tree entry that is not a regular file (link, directory named *.yaml, "
+                                 "device, FIFO, socket, Git submodule)"),
+    RuleInfo("SYN010", "syntax", "two paths differ only in case or Unicode form"),
     RuleInfo("SCH001", "schema", "unknown key"),
     RuleInfo("SCH002", "schema", "wrong type (no silent coercion)"),
     RuleInfo("SCH003", "schema", "missing required key"),

@@ -10,7 +10,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from hypergov import naming
-from hypergov.model.aws_limits import shape_max, shape_pattern
+from hypergov.model.aws_limits import (
+    BUDGET_NAME,
+    COMPUTE_QUOTA_NAME,
+    NAMESPACE,
+    ROLE_NAME,
+    ROLE_POLICY_NAME,
+    SCHEDULER_CONFIG_NAME,
+    TAGS_PER_RESOURCE,
+    limit_max,
+    shape_pattern,
+)
 from hypergov.model.common import PERSONAS
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, SourcePos
@@ -19,13 +29,14 @@ from hypergov.rules.base import problem
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 HYPERPOD_TEAM = re.compile(shape_pattern("sagemaker", "ComputeQuotaTargetTeamName"))
 ENTITY_NAME = re.compile(shape_pattern("sagemaker", "EntityName"))
-ENTITY_NAME_MAX = shape_max("sagemaker", "EntityName")
+ENTITY_NAME_MAX = limit_max(COMPUTE_QUOTA_NAME)
+SCHEDULER_CONFIG_NAME_MAX = limit_max(SCHEDULER_CONFIG_NAME)
 IAM_NAME = re.compile(shape_pattern("iam", "roleNameType").replace(r"\w", "A-Za-z0-9_"))
-ROLE_NAME_MAX = shape_max("iam", "roleNameType")
-POLICY_NAME_MAX = shape_max("iam", "policyNameType")
-BUDGET_NAME_MAX = shape_max("budgets", "BudgetName")
-NAMESPACE_MAX = 63
-MAX_TAGS = 50
+ROLE_NAME_MAX = limit_max(ROLE_NAME)
+POLICY_NAME_MAX = limit_max(ROLE_POLICY_NAME)
+BUDGET_NAME_MAX = limit_max(BUDGET_NAME)
+NAMESPACE_MAX = limit_max(NAMESPACE)
+MAX_TAGS = limit_max(TAGS_PER_RESOURCE)
 HYPERGOV_TAGS = 4  # project, cost centre, hypergov:layer, hypergov:org
 
 
@@ -75,6 +86,7 @@ def _object_names(tree: GovernanceTree) -> Iterator[Problem]:
 
 
 def _derived_names(tree: GovernanceTree) -> Iterator[Problem]:
+    yield from _scheduler_config_names(tree)
     if tree.org is None:
         return
     org = tree.org.model.name
@@ -105,6 +117,20 @@ def _derived_names(tree: GovernanceTree) -> Iterator[Problem]:
                               f"compute quota name '{quota}' is {len(quota)} characters; "
                               f"SageMaker allows {ENTITY_NAME_MAX}",
                               "shorten the team or cluster name")
+
+
+def _scheduler_config_names(tree: GovernanceTree) -> Iterator[Problem]:
+    """A task-governance cluster's scheduler config is named after the cluster (a SageMaker EntityName)."""
+    for name, cluster in sorted(tree.clusters.items()):
+        config = naming.scheduler_config_name(name)
+        if not cluster.model.task_governance or _name_problem(name):
+            continue  # plain-EKS clusters have no scheduler config; an invalid name is IDN001's
+        if len(config) > SCHEDULER_CONFIG_NAME_MAX or not ENTITY_NAME.match(config):
+            yield problem(cluster.pos(), "IDN002",
+                          f"scheduler config name '{config}' is {len(config)} characters; "
+                          f"SageMaker allows {SCHEDULER_CONFIG_NAME_MAX}",
+                          f"shorten the cluster name (the file name) by "
+                          f"{len(config) - SCHEDULER_CONFIG_NAME_MAX} character(s)")
 
 
 def _uniqueness(tree: GovernanceTree) -> Iterator[Problem]:

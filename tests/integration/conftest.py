@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hypergov.embedded_aws import EmbeddedAwsProcess
-from hypergov.loader import read_tree_dir
+from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
 from reconciler.factory import terraform_engine
 from reconciler.settings import Settings, load_settings

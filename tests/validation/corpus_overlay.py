@@ -5,7 +5,7 @@ the same way. A case is a small YAML file (README.md next to this module explain
 
     description: what is wrong
     write: {tree/relative/path.yaml: "full new content"}
-    write_generated: {path: {kind: huge_file | alias_bomb | deep_nesting | bytes, ...}}
+    write_generated: {path: {kind: huge_file | alias_bomb | deep_nesting | bytes | not_a_file, ...}}
     delete: [tree/relative/path.yaml]
     expect: [{rule: PERM001, file: projects/vision.yaml, line: 27, column: 7, severity: error,
               hint_has: "...", hint_lacks: "...", message_has: "...", message_lacks: "..."}]
@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from hypergov.loader import read_tree_dir, write_tree_dir
+from hypergov.tree_files import NotAFile, TreeEntry, read_tree_dir, write_tree_dir
 
 HERE = Path(__file__).resolve().parent
 CASES_DIR = HERE / "cases"
@@ -93,14 +93,14 @@ def load_cases() -> list[Case]:
     return [load_case(p) for p in sorted(CASES_DIR.glob("*.yaml"))]
 
 
-def example_tree() -> dict[str, bytes]:
+def example_tree() -> dict[str, TreeEntry]:
     return read_tree_dir(EXAMPLE_DIR)
 
 
 # --- generators for contents a text block cannot hold ------------------------------------------
 
 
-def _huge_file(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
+def _huge_file(spec: Mapping[str, Any], example: Mapping[str, Any]) -> bytes:
     """A syntactically fine YAML file of `size` bytes: a valid object padded with comment lines."""
     base = example[spec["from"]] if "from" in spec else b""
     line = b"# " + b"x" * 77 + b"\n"
@@ -108,7 +108,7 @@ def _huge_file(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
     return base + line * count
 
 
-def _alias_bomb(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
+def _alias_bomb(spec: Mapping[str, Any], example: Mapping[str, Any]) -> bytes:
     """'Billion laughs': `levels` anchors, each a list of `width` aliases of the previous one."""
     width, levels = int(spec.get("width", 10)), int(spec["levels"])
     lines = ["description: &a0 lol"]
@@ -117,13 +117,13 @@ def _alias_bomb(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def _deep_nesting(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
+def _deep_nesting(spec: Mapping[str, Any], example: Mapping[str, Any]) -> bytes:
     """An example file (`from`) plus a key whose value is `depth` nested lists."""
     depth = int(spec["depth"])
     return example[spec["from"]] + b"nested: " + b"[" * depth + b"]" * depth + b"\n"
 
 
-def _bytes(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
+def _bytes(spec: Mapping[str, Any], example: Mapping[str, Any]) -> bytes:
     """An example file (`from`) or `text`, with `replace` edits ({old, new, times}), encoded
     with `encoding` (default utf-8; 'latin-1' gives bytes that are not UTF-8)."""
     text = example[spec["from"]].decode("utf-8") if "from" in spec else str(spec.get("text", ""))
@@ -135,15 +135,24 @@ def _bytes(spec: Mapping[str, Any], example: Mapping[str, bytes]) -> bytes:
     return bytes.fromhex(spec.get("prefix_hex", "")) + data
 
 
-GENERATORS: dict[str, Callable[[Mapping[str, Any], Mapping[str, bytes]], bytes]] = {
+def _not_a_file(spec: Mapping[str, Any], example: Mapping[str, Any]) -> NotAFile:
+    """An entry that is not a regular file: `entry` is a `NotAFile` kind ('symbolic link',
+    'directory', 'FIFO', 'socket', 'character device', 'Git submodule'), `target` a link's target
+    or a submodule's commit. The directory and Git readers produce the same markers from real
+    links, directories and submodules (tests/validation/test_tree_readers.py writes them)."""
+    return NotAFile(spec["entry"], str(spec.get("target", "")))
+
+
+GENERATORS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], TreeEntry]] = {
     "huge_file": _huge_file,
     "alias_bomb": _alias_bomb,
     "bytes": _bytes,
     "deep_nesting": _deep_nesting,
+    "not_a_file": _not_a_file,
 }
 
 
-def build_files(case: Case, example: Mapping[str, bytes]) -> dict[str, bytes]:
+def build_files(case: Case, example: Mapping[str, TreeEntry]) -> dict[str, TreeEntry]:
     """The example tree with the case's overlay applied, as the loader takes it."""
     files = dict(example)
     for path in case.delete:
@@ -157,6 +166,6 @@ def build_files(case: Case, example: Mapping[str, bytes]) -> dict[str, bytes]:
     return files
 
 
-def write_tree(files: Mapping[str, bytes], root: Path) -> Path:
+def write_tree(files: Mapping[str, TreeEntry], root: Path) -> Path:
     """Materialize a tree on disk (for the CLI tests)."""
     return write_tree_dir(files, root)
