@@ -110,8 +110,10 @@ def escalation_by_category() -> dict[str, tuple[str, ...]]:
 
 @cache
 def escalation_actions() -> tuple[str, ...]:
-    """The whole set: every action PERM003 keeps out of reach, sorted."""
-    return tuple(sorted({a for members in escalation_by_category().values() for a in members}, key=str.lower))
+    """The whole set: every action PERM003 keeps out of reach, by category (in CATEGORIES'
+    order, so messages name the most telling first), then alphabetically."""
+    ordered = (a for members in escalation_by_category().values() for a in members)
+    return tuple(dict.fromkeys(ordered))
 
 
 @cache
@@ -126,7 +128,7 @@ def category_of(action: str) -> str:
 
 @lru_cache(maxsize=65536)
 def escalation_matches(pattern: str) -> tuple[str, ...]:
-    """The members of the escalation set `pattern` matches (IAM semantics), sorted."""
+    """The members of the escalation set `pattern` matches (IAM semantics), in the set's order."""
     text = normalize(pattern)
     if "*" not in text and "?" not in text:
         hit = _by_lower().get(text)
