@@ -87,7 +87,7 @@ def _index(service: str | None) -> tuple[str, tuple[Action, ...]]:
 
 
 @lru_cache(maxsize=4096)
-def _line_regex(pattern: str) -> re.Pattern[str]:
+def line_regex(pattern: str) -> re.Pattern[str]:
     """`pattern` as a linear-time, line-anchored regular expression (see iam_patterns.glob_regex)."""
     segments = ["".join("[^\n]" if c == "?" else re.escape(c) for c in s) for s in normalize(pattern).split("*")]
     if len(segments) == 1:
@@ -109,7 +109,7 @@ def published_matches(pattern: str) -> Iterator[Action]:
     """Published actions `pattern` matches, shortest first."""
     blob, actions = _index(_service_of(pattern))
     starts = _line_starts(_service_of(pattern))
-    for m in _line_regex(pattern).finditer(blob):
+    for m in line_regex(pattern).finditer(blob):
         yield actions[bisect_right(starts, m.start()) - 1]
 
 
@@ -130,7 +130,10 @@ def first_published(pattern: str, accept: Callable[[str], bool], *, budget: Sear
     service = _service_of(pattern)
     if service is not None and service not in service_prefixes():
         return None
-    blob, _ = _index(service)
+    blob, actions = _index(service)
+    text = normalize(pattern)
+    if len(text) - text.count("*") > max((len(a.full) for a in actions), default=0):
+        return None  # needs more characters than any published action (of its service) has
     if budget is not None and not budget.spend(1 + len(blob) // _BYTES_PER_STEP):
         raise NotLookedUp(pattern)
     for action in published_matches(pattern):

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from hypergov.rules.aws_actions import PERMISSIONS, TAGGING, WRITE, Action, service_actions
-from hypergov.rules.iam_patterns import glob_regex, normalize
+from hypergov.rules.aws_actions import PERMISSIONS, TAGGING, WRITE, Action, line_regex, service_actions
+from hypergov.rules.iam_patterns import normalize
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,35 @@ def category_of(action: str) -> str:
     return next(name for name, members in escalation_by_category().items() if action in members)
 
 
+@cache
+def _members_text() -> str:
+    return "\n".join(_by_lower())
+
+
+@cache
+def _limits() -> tuple[int, frozenset[str]]:
+    """The longest member, and the members' service prefixes (cheap filters before a scan)."""
+    return max(map(len, _by_lower())), frozenset(a.partition(":")[0] for a in _by_lower())
+
+
+def _trivially_none(text: str) -> bool:
+    """No member can match: the pattern needs more characters than the longest member has, or
+    names a service no member is of."""
+    longest, services = _limits()
+    service, colon, _ = text.partition(":")
+    literal_service = colon and "*" not in service and "?" not in service
+    return len(text) - text.count("*") > longest or bool(literal_service and service not in services)
+
+
+def escalation_cost(pattern: str) -> int:
+    """Search steps a PERM003 check of `pattern` is charged: nothing when a lookup or a filter
+    answers it, else about what compiling and running its regular expression costs."""
+    text = normalize(pattern)
+    if ("*" not in text and "?" not in text) or _trivially_none(text):
+        return 0
+    return 4 * len(text)
+
+
 @lru_cache(maxsize=65536)
 def escalation_matches(pattern: str) -> tuple[str, ...]:
     """The members of the escalation set `pattern` matches (IAM semantics), in the set's order."""
@@ -133,5 +162,7 @@ def escalation_matches(pattern: str) -> tuple[str, ...]:
     if "*" not in text and "?" not in text:
         hit = _by_lower().get(text)
         return (hit,) if hit else ()
-    regex = glob_regex(pattern)
-    return tuple(a for lower, a in _by_lower().items() if regex.fullmatch(lower))
+    if _trivially_none(text):
+        return ()
+    members = _by_lower()
+    return tuple(members[m.group(0)] for m in line_regex(pattern).finditer(_members_text()))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from functools import lru_cache
 
 # How many minimal allow-state sets each subject state keeps for subsumption checks.
-_ANTICHAIN = 8
+_ANTICHAIN = 4
 
 _DEAD, _START, _SERVICE, _COLON, _ACTION = -1, 0, 1, 2, 3
 # Representatives of "a character no live literal is": the first one not in use is chosen, so
@@ -90,7 +91,11 @@ class Union:
         self.universal = sum(1 << (off + len(t) - 1) for off, t in zip(self._offsets(texts), texts, strict=True)
                              if t.endswith("*"))
         self.wild = star | any1
+        self._live: dict[int, frozenset[str]] = {}
         self.start = start | ((start & star) << 1)
+        # What one step costs: Python's integer operations are linear in the number of bits, so
+        # a search over a very large union counts each step as several.
+        self.weight = 1 + offset // 4096
 
     @staticmethod
     def _offsets(texts: Sequence[str]) -> list[int]:
@@ -105,8 +110,20 @@ class Union:
         nxt = (states & self.star) | (moved << 1)
         return nxt | ((nxt & self.star) << 1)
 
-    def live_lits(self, states: int) -> set[str]:
-        return {c for c, mask in self.lit.items() if states & mask}
+    def live_lits(self, states: int) -> frozenset[str]:
+        found = self._live.get(states)
+        if found is None:
+            if len(self._live) > 65_536:
+                self._live.clear()
+            found = self._live[states] = frozenset(c for c, mask in self.lit.items() if states & mask)
+        return found
+
+
+@lru_cache(maxsize=256)
+def union_of(texts: tuple[str, ...]) -> Union:
+    """The union automaton of an allow list, built once per list (a boundary is shared by every
+    project of the tree)."""
+    return Union(texts)
 
 
 def _candidates(a: Glob, p: int, b: Union, bset: int) -> list[str]:
@@ -120,42 +137,60 @@ def _candidates(a: Glob, p: int, b: Union, bset: int) -> list[str]:
 
 def search_uncovered(subject: str, allowed: tuple[str, ...], max_steps: int) -> tuple[str | None, int]:
     """BFS over (subject position, shape phase, allow-state set) with antichain pruning: the
-    shortest action the subject matches and no allowed pattern does, or None."""
+    shortest action the subject matches and no allowed pattern does, or None. A step is one
+    (state, character) expansion, subsumption checks included."""
     a = Glob(subject)
-    b = Union(allowed)
+    b = union_of(allowed)
     # Per (position, phase): every allow-state set queued (exact duplicates), and the first
     # _ANTICHAIN minimal ones (subsumption). Pruning less than a full antichain is still exact,
     # and keeps each step's cost bounded.
     exact: dict[tuple[int, int], set[int]] = {(0, _START): {b.start}}
     chains: dict[tuple[int, int], list[int]] = {(0, _START): [b.start]}
     queue: deque[tuple[int, int, int, str]] = deque([(0, _START, b.start, "")])
+    successors: dict[tuple[int, str], tuple[int, ...]] = {}
+    transitions: dict[tuple[int, str], int] = {}
     steps = 0
+    weight = b.weight
+    accept, universal = b.accept, b.universal
     while queue:
         p, phase, bset, word = queue.popleft()
-        if phase == _ACTION and a.accepting[p] and not bset & b.accept:
+        if phase == _ACTION and a.accepting[p] and not bset & accept:
             return word, steps
         for ch in _candidates(a, p, b, bset):
             nphase = _shape_step(phase, ch)
             if nphase == _DEAD:
                 continue
-            steps += 1
+            steps += weight
             if steps > max_steps:
                 raise SearchBound(max_steps)
-            nb = b.step(bset, ch)
-            if nb & b.universal:
+            nb = transitions.get((bset, ch))
+            if nb is None:
+                nb = transitions[(bset, ch)] = b.step(bset, ch)
+            if nb & universal:
                 continue  # an allow pattern's trailing `*` is reached: everything after is covered
-            for na in a.successors(p, ch):
+            nexts = successors.get((p, ch))
+            if nexts is None:
+                nexts = successors[(p, ch)] = a.successors(p, ch)
+            for na in nexts:
                 key = (na, nphase)
-                seen = exact.setdefault(key, set())
-                chain = chains.setdefault(key, [])
-                if nb in seen or any(old & ~nb == 0 for old in chain):
+                seen = exact.get(key)
+                if seen is None:
+                    exact[key], chains[key] = {nb}, [nb]
+                    queue.append((na, nphase, nb, word + ch))
+                    continue
+                if nb in seen or _subsumed(nb, chains[key]):
                     continue  # an explored subset of these allow states already covers this one
                 seen.add(nb)
+                chain = chains[key]
                 if len(chain) < _ANTICHAIN:
-                    chain[:] = [old for old in chain if nb & ~old != 0]
+                    chain[:] = [old for old in chain if nb & ~old]
                     chain.append(nb)
                 queue.append((na, nphase, nb, word + ch))
     return None, steps
+
+
+def _subsumed(states: int, chain: list[int]) -> bool:
+    return any(not old & ~states for old in chain)
 
 
 def literal_uncovered(subject: str, allowed: tuple[str, ...]) -> str | None:
@@ -165,7 +200,7 @@ def literal_uncovered(subject: str, allowed: tuple[str, ...]) -> str | None:
         phase = _shape_step(phase, ch)
     if phase != _ACTION:
         return None  # not an action at all: nothing to cover
-    b = Union(allowed)
+    b = union_of(allowed)
     states = b.start
     for ch in subject:
         states = b.step(states, ch)
@@ -216,10 +251,6 @@ def overlap(subject: str, second: str, max_steps: int) -> tuple[str | None, int]
     Polynomial: breadth-first over (position in `pattern`, shape phase) with the set of
     positions `other` can be in *together with it* as a bitset that only grows (a union of
     reachable pairs, not a subset construction); the witness is rebuilt backwards."""
-    for literal, glob in ((subject, second), (second, subject)):
-        if "*" not in literal and "?" not in literal:
-            found = is_action(literal) and accepted(Union([glob]), literal)
-            return (literal if found else None), 1 + len(literal) // 8
     a, b = Glob(subject), Union([second])
     reach: dict[tuple[int, int], int] = {(0, _START): b.start}
     frontier = dict(reach)
@@ -252,13 +283,6 @@ def overlap(subject: str, second: str, max_steps: int) -> tuple[str | None, int]
         layers.append(layer)
         frontier = nxt
     return None, steps
-
-
-def is_action(word: str) -> bool:
-    phase = _START
-    for ch in word:
-        phase = _shape_step(phase, ch)
-    return phase == _ACTION
 
 
 def _rebuild(layers: list[dict[tuple[int, int], list[tuple[int, tuple[int, int], str, int]]]],

@@ -36,21 +36,21 @@ from functools import lru_cache
 
 from hypergov.rules.iam_automata import (
     SearchBound,
-    Union,
     accepted,
     literal_uncovered,
     overlap,
     probes,
     search_uncovered,
+    union_of,
 )
 
 # A containment search that expands more states than this gives up (PatternTooComplex). Every
 # pattern of the example and synthetic trees needs fewer than 200; the worst patterns the schema
 # allows reach the bound in a few milliseconds (benchmarks/bench_containment.py).
-MAX_SEARCH_STEPS = 20_000
+MAX_SEARCH_STEPS = 6_000
 # What one file's permission checks may spend together (SearchBudget): ~0.25 s on a loaded
 # 2-core machine, against ~200 steps for the whole example tree.
-FILE_SEARCH_STEPS = 100_000
+FILE_SEARCH_STEPS = 30_000
 # Overlap is polynomial; this bound is only a safety net and is never reached by patterns the
 # schema allows (tests/test_iam_patterns.py checks the worst of them).
 MAX_OVERLAP_STEPS = 400_000
@@ -103,8 +103,10 @@ class SearchBudget:
 Containment = Decision  # the name decide_containment's callers read best
 
 _RUN = re.compile(r"[*?]+")
+_ACTION_SHAPE = re.compile(r"[^:]+:[^:]+", re.DOTALL)
 
 
+@lru_cache(maxsize=65536)
 def normalize(pattern: str) -> str:
     """Lowercase, and every run of `*`/`?` holding a `*` as `?`s then one `*` (same language)."""
     def run(m: re.Match[str]) -> str:
@@ -114,14 +116,14 @@ def normalize(pattern: str) -> str:
 
 
 # Steps of plain breadth-first search before the probes are tried (shortest witnesses first).
-_FIRST_PASS_STEPS = 2_000
+_FIRST_PASS_STEPS = 1_000
 
 
 def _decide(pattern: str, allowed: tuple[str, ...], max_steps: int) -> Containment:
     subject = normalize(pattern)
     allow = tuple(dict.fromkeys(normalize(p) for p in allowed))
     if "*" not in subject and "?" not in subject:
-        return Containment(literal_uncovered(subject, allow), True, 1 + len(subject) // 8)
+        return Containment(literal_uncovered(subject, allow), True, (1 + len(subject) // 8) * union_of(allow).weight)
     if "*" in allow:
         return Containment(None, True, 1)
     try:
@@ -129,7 +131,7 @@ def _decide(pattern: str, allowed: tuple[str, ...], max_steps: int) -> Containme
         return Containment(witness, True, steps)
     except SearchBound:
         pass
-    b = Union(allow)
+    b = union_of(allow)
     spent = _FIRST_PASS_STEPS
     for word in probes(subject):
         spent += 1 + len(word) // 8
@@ -144,7 +146,7 @@ def _decide(pattern: str, allowed: tuple[str, ...], max_steps: int) -> Containme
     return Containment(witness, True, spent + steps)
 
 
-# Full-bound results by (pattern, allowed, max_steps); they also answer any smaller bound.
+# Results by (pattern, allowed, max_steps): decided ones answer any bound they fit in.
 _RESULTS: dict[tuple[str, tuple[str, ...], int], Containment] = {}
 _RESULTS_MAX = 65_536
 
@@ -158,10 +160,10 @@ def decide_containment(pattern: str, allowed: Sequence[str], *, max_steps: int =
     cap = max_steps if budget is None else min(max_steps, budget.remaining)
     result = _RESULTS.get(key)
     if result is None and cap > 0:
-        # The search is deterministic, so a bound of `cap` decides exactly when the full-bound
-        # search would have used at most `cap` steps: only full-bound results are kept.
+        # The search is deterministic, so a decided result (and its step count) is the same under
+        # any bound that lets it finish; an undecided one is kept only for the full bound.
         result = _decide(pattern, key[1], cap)
-        if cap == max_steps:
+        if result.decided or cap == max_steps:
             if len(_RESULTS) >= _RESULTS_MAX:
                 _RESULTS.clear()
             _RESULTS[key] = result
@@ -189,6 +191,10 @@ _OVERLAPS: dict[tuple[str, str], Decision] = {}
 
 
 def _overlap_decision(pattern: str, other: str, cap: int) -> Decision:
+    for literal, glob in ((pattern, other), (other, pattern)):
+        if "*" not in literal and "?" not in literal:  # one regular-expression match decides it
+            found = _ACTION_SHAPE.fullmatch(literal) is not None and matches(glob, literal)
+            return Decision(literal.lower() if found else None, True, 1 + len(literal) // 8)
     try:
         witness, steps = overlap(normalize(pattern), normalize(other), cap)
     except SearchBound:
@@ -204,7 +210,7 @@ def decide_overlap(pattern: str, other: str, *, budget: SearchBudget | None = No
     result = _OVERLAPS.get((pattern, other))
     if result is None and cap > 0:
         result = _overlap_decision(pattern, other, cap)
-        if cap == MAX_OVERLAP_STEPS:
+        if result.decided or cap == MAX_OVERLAP_STEPS:
             if len(_OVERLAPS) >= _RESULTS_MAX:
                 _OVERLAPS.clear()
             _OVERLAPS[(pattern, other)] = result

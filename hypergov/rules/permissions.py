@@ -7,13 +7,14 @@ AWS's published catalogue whenever one exists."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from hypergov.model.common import PERSONAS
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem, SourcePos
 from hypergov.rules.aws_actions import NotLookedUp, first_published
 from hypergov.rules.base import problem
-from hypergov.rules.escalation import category_of, escalation_matches
+from hypergov.rules.escalation import category_of, escalation_cost, escalation_matches
 from hypergov.rules.iam_patterns import (
     FILE_SEARCH_STEPS,
     MAX_SEARCH_STEPS,
@@ -29,12 +30,28 @@ def tampering_actions(pattern: str) -> list[str]:
     return list(escalation_matches(pattern))
 
 
+# AWS Organizations quota: an SCP document holds at most 5,120 characters
+# (https://docs.aws.amazon.com/organizations/latest/userguide/orgs_reference_limits.html). The SCP
+# hypergov writes holds the boundary's allow (as NotAction) and deny lists, each action at least
+# its length plus quotes and a comma. A larger boundary can never be applied; checking grants
+# against it would only let an oversized org.yaml slow the gate.
+SCP_MAX_CHARS = 5_120
+
+
 def check_permissions(tree: GovernanceTree) -> Iterator[Problem]:
     if tree.org is None:
         return
     org = tree.org
     allow = tuple(org.model.permission_boundary.allow)
     deny = tuple(org.model.permission_boundary.deny)
+    size = sum(len(a) + 3 for a in (*allow, *deny))
+    if size > SCP_MAX_CHARS:
+        yield problem(org.pos("permission_boundary"), "PERM005",
+                      f"the boundary's allow and deny lists take at least {size:,} characters in the SCP hypergov "
+                      f"writes, more than the {SCP_MAX_CHARS:,} an SCP may hold: AWS would refuse it, and no "
+                      "permission is checked against it",
+                      "merge actions into wildcard patterns (e.g. 's3:Get*') or remove some")
+        return
     denied = _denied(deny)
 
     for i, pattern in enumerate(allow):
@@ -59,8 +76,12 @@ def check_permissions(tree: GovernanceTree) -> Iterator[Problem]:
         for persona in PERSONAS:
             for i, action in enumerate(extra.of(persona)):
                 pos = project.pos("extra_permissions", persona, i)
-                yield from _containment(action, allow, deny, pos, "PERM001", f"project '{name}' grants {persona}",
-                                        budget)
+                who = f"project '{name}' grants {persona}"
+                if not budget.spend(escalation_cost(action)):
+                    budget.remaining = 0
+                    yield _too_complex(pos, action, who, budget)
+                    continue
+                yield from _containment(action, allow, deny, pos, "PERM001", who, budget)
                 tamper = escalation_matches(action)
                 if tamper:
                     yield problem(pos, "PERM003",
@@ -106,7 +127,7 @@ def _containment(action: str, allow: tuple[str, ...], deny: tuple[str, ...], pos
             yield _too_complex(pos, action, who, budget)
             return
         if both.witness is not None:
-            example = _example(action, both.witness, lambda a, d=d: matches(d, a), budget)
+            example = _example(action, both.witness, partial(matches, d), budget)
             yield problem(pos, "PERM002" if rule == "PERM001" else rule,
                           f"{who} '{action}', which overlaps the boundary's deny '{d}'{example}",
                           "remove the action or narrow it so it no longer matches the denied actions")
