@@ -17,14 +17,19 @@ input, and the classic subset construction is exponential on inputs as small as 
   over all allow patterns at once), pruning with antichains: a set of allow states that contains
   one already explored from the same position can reach no new counterexample;
 - steps only on the characters that matter in the current state (the literals at live positions,
-  `:`, and one representative of every other character);
+  `:`, and one representative of every other character), and stops a branch as soon as an allow
+  pattern's trailing `*` is reached (everything after it is covered);
+- tries cheap probe words (each `*` empty or one letter) when the shortest witness is deep;
 - decides overlap (is some action matched by both patterns) in polynomial time, with the second
   pattern's positions as a bitset per position of the first: no subset construction at all;
-- counts search steps, and gives up with `PatternTooComplex` past `MAX_SEARCH_STEPS`. The rules
-  report that as PERM005 ("too complex to decide"), never as a verdict either way.
+- counts search steps, and gives up past `MAX_SEARCH_STEPS` / `MAX_OVERLAP_STEPS` per decision
+  and past a `SearchBudget` per file. The rules report that as PERM005 ("too complex to check"),
+  never as a verdict either way.
 
-The public functions (`uncovered_action`, `overlapping_action`, `is_contained`, `matches`,
-`decide_containment`, `normalize`) are the API the permission rules and components use.
+Public API (the permission rules and components use it; names and signatures are stable):
+`matches`, `glob_regex`, `normalize`, `uncovered_action` / `overlapping_action` (a witness or
+None; `PatternTooComplex` past the bound), `is_contained`, and the value-returning
+`decide_containment` / `decide_overlap` (a `Decision`, optionally charged to a `SearchBudget`).
 """
 
 from __future__ import annotations
@@ -51,9 +56,9 @@ MAX_SEARCH_STEPS = 6_000
 # What one file's permission checks may spend together (SearchBudget): ~0.25 s on a loaded
 # 2-core machine, against ~200 steps for the whole example tree.
 FILE_SEARCH_STEPS = 30_000
-# Overlap is polynomial; this bound is only a safety net and is never reached by patterns the
-# schema allows (tests/test_iam_patterns.py checks the worst of them).
-MAX_OVERLAP_STEPS = 400_000
+# Overlap is polynomial (pairs of positions), but two long patterns still make ~250 x 250 pairs;
+# past this many steps it is undecided too (PERM005). Probes answer most such pairs at once.
+MAX_OVERLAP_STEPS = 6_000
 
 class PatternTooComplex(Exception):
     """Containment could not be decided within `MAX_SEARCH_STEPS`."""
@@ -195,17 +200,22 @@ def _overlap_decision(pattern: str, other: str, cap: int) -> Decision:
         if "*" not in literal and "?" not in literal:  # one regular-expression match decides it
             found = _ACTION_SHAPE.fullmatch(literal) is not None and matches(glob, literal)
             return Decision(literal.lower() if found else None, True, 1 + len(literal) // 8)
+    first, second = normalize(pattern), normalize(other)
+    spent = 0
+    for word in (*probes(first), *probes(second)):
+        spent += 1 + len(word) // 8
+        if accepted(union_of((first,)), word) and accepted(union_of((second,)), word):
+            return Decision(word, True, spent)
     try:
-        witness, steps = overlap(normalize(pattern), normalize(other), cap)
+        witness, steps = overlap(first, second, max(cap - spent, 0))
     except SearchBound:
         return Decision(None, False, cap)
-    return Decision(witness, True, steps)
+    return Decision(witness, True, spent + steps)
 
 
 def decide_overlap(pattern: str, other: str, *, budget: SearchBudget | None = None) -> Decision:
     """Whether some action matches both patterns: `witness` is one (lowercase), `decided` False
-    only when `budget` could not pay for the search (or past MAX_OVERLAP_STEPS, which patterns
-    the schema allows never reach)."""
+    past MAX_OVERLAP_STEPS or what `budget` has left (it pays the steps used)."""
     cap = MAX_OVERLAP_STEPS if budget is None else min(MAX_OVERLAP_STEPS, budget.remaining)
     result = _OVERLAPS.get((pattern, other))
     if result is None and cap > 0:
