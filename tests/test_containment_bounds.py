@@ -27,7 +27,8 @@ FILE_BUDGET_S = 1.0  # one file of the size limit, validated with its tree
 MAX_PATTERN = 256  # the schema's max_length for an action pattern
 
 EXAMPLE_ALLOW = ("sagemaker:*", "eks:Describe*", "eks:List*", "eks:AccessKubernetesApi", "s3:GetObject",
-                 "s3:PutObject", "s3:ListBucket", "logs:DescribeLog*", "cloudwatch:GetMetric*", "fsx:Describe*", "sts:GetCallerIdentity")
+                 "s3:PutObject", "s3:ListBucket", "logs:DescribeLog*", "cloudwatch:GetMetric*", "fsx:Describe*",
+                 "sts:GetCallerIdentity")
 
 
 def _worst_patterns() -> list[str]:
