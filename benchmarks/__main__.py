@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-ALL = ("validate", "capacity", "embedded_aws", "graph", "plan")
+ALL = ("validate", "containment", "capacity", "embedded_aws", "graph", "plan")
 
 
 def main() -> None:

@@ -65,7 +65,8 @@ def _org() -> dict[str, Any]:
             "deny": ["iam:*", "organizations:*", "sagemaker:CreateCluster", "sagemaker:DeleteCluster",
                      "sagemaker:UpdateCluster", "sagemaker:CreateComputeQuota", "sagemaker:UpdateComputeQuota",
                      "sagemaker:DeleteComputeQuota", "sagemaker:CreateClusterSchedulerConfig",
-                     "sagemaker:UpdateClusterSchedulerConfig", "sagemaker:DeleteClusterSchedulerConfig"],
+                     "sagemaker:UpdateClusterSchedulerConfig", "sagemaker:DeleteClusterSchedulerConfig",
+                     "sagemaker:CreatePresignedNotebookInstanceUrl"],
         },
         "personas": {
             "ProjectLead": {"actions": ["sagemaker:Describe*", "sagemaker:List*", "eks:DescribeCluster",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hypergov.rules.iam_patterns import matches, overlapping_action, uncovered_action
+from hypergov.rules.iam_patterns import matches, normalize, overlapping_action, uncovered_action
 
 
 @pytest.mark.parametrize(
@@ -75,3 +75,38 @@ def test_containment_agrees_with_enumeration(pattern: str, allowed: list[str]) -
     else:
         for w in WORDS:
             assert not matches(pattern, w) or any(matches(a, w) for a in allowed), w
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=patterns, b=patterns)
+def test_overlap_agrees_with_enumeration(a: str, b: str) -> None:
+    """The polynomial overlap search finds a common action exactly when short actions have one."""
+    witness = overlapping_action(a, b)
+    if witness is not None:
+        assert matches(a, witness) and matches(b, witness)
+    else:
+        assert not any(matches(a, w) and matches(b, w) for w in WORDS)
+
+
+HYPHEN_WORDS = [w for w in ("".join(p) for n in range(3, 6) for p in itertools.product("a-:", repeat=n))
+                if w.count(":") == 1 and not w.startswith(":") and not w.endswith(":")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(pattern=st.text(alphabet="a-:*?", min_size=1, max_size=5),
+       allowed=st.lists(st.text(alphabet="a-:*?", min_size=1, max_size=5), min_size=1, max_size=3))
+def test_containment_with_hyphens_agrees_with_enumeration(pattern: str, allowed: list[str]) -> None:
+    witness = uncovered_action(pattern, tuple(allowed))
+    if witness is not None:
+        assert matches(pattern, witness) and not any(matches(a, witness) for a in allowed)
+    else:
+        for w in HYPHEN_WORDS:
+            assert not matches(pattern, w) or any(matches(a, w) for a in allowed), w
+
+
+@pytest.mark.parametrize(("pattern", "normal"), [
+    ("S3:Get*", "s3:get*"), ("s3:**?*?", "s3:??*"), ("a*?b", "a?*b"), ("*?*", "?*"), ("a??b", "a??b")])
+def test_normalize_keeps_the_language(pattern: str, normal: str) -> None:
+    assert normalize(pattern) == normal
+    for w in ("s3:getx", "s3:get", "axb", "ab", "axyb", "x", "s3:g"):
+        assert matches(pattern, w) == matches(normal, w)

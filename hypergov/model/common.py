@@ -50,9 +50,11 @@ Partition = Literal["aws", "aws-cn", "aws-us-gov"]
 Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"),
                    Field(description="an AWS region, e.g. us-west-2")]
 
-# IAM actions are `service:Action` with `*` / `?` wildcards; service prefixes are lowercase
-# letters, digits and '-' (https://docs.aws.amazon.com/service-authorization/latest/reference/).
-IAM_ACTION_PATTERN = r"^(\*|[a-zA-Z0-9*?-]+:[a-zA-Z0-9*?]+)$"
+# IAM actions are `service:Action` with `*` / `?` wildcards; service prefixes and action names are
+# letters, digits and '-' (https://docs.aws.amazon.com/service-authorization/latest/reference/;
+# e.g. vpc-lattice:AssociateViaAWSService-EventsAndStates). Every action of AWS's published
+# catalogue matches (tests/test_aws_actions.py).
+IAM_ACTION_PATTERN = r"^(\*|[a-zA-Z0-9*?-]+:[a-zA-Z0-9*?-]+)$"
 ActionPattern = Annotated[str, StringConstraints(pattern=IAM_ACTION_PATTERN, max_length=256),
                           Field(description="an IAM action pattern like 's3:Get*' or 'sagemaker:*'")]
 

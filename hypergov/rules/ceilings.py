@@ -38,7 +38,7 @@ from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, Severity
 from hypergov.rules.base import problem
 from hypergov.rules.ceiling_actions import BUILTIN_CEILING
-from hypergov.rules.iam_patterns import matches, overlapping_action
+from hypergov.rules.iam_patterns import decide_overlap, matches
 
 BUILTIN_PERSONAS: frozenset[Persona] = frozenset({"Engineer", "Viewer"})
 CATEGORY_TITLES = {
@@ -96,7 +96,11 @@ def breach(grant: str, ceiling: PersonaCeiling) -> Breach | None:
             if matches(grant, action) and not any(matches(w, action) for w in ceiling.widened):
                 return Breach(action, CATEGORY_TITLES[category], builtin=True)
     for denied in ceiling.deny:
-        witness = overlapping_action(grant, denied)
+        overlap = decide_overlap(grant, denied)
+        if not overlap.decided:  # fail closed: a grant nobody could check is not below the ceiling
+            return Breach(grant, f"ceiling.deny '{denied}' (too complex to check within hypergov's search bound; "
+                          "narrow the pattern)", builtin=False, published=False)
+        witness = overlap.witness
         if witness is not None:
             # A real action when the grant is one, or when the catalogue we carry has one both
             # match; else the shortest action both match (which AWS may not have published).
