@@ -123,8 +123,9 @@ _add_stacks_group()
 
 def _add_engine_commands() -> None:
     from reconciler.cli import COMMANDS  # the engines sit above the stacks
+    from reconciler.cli_reconcile import reconcile_cmd
 
-    for command in COMMANDS:
+    for command in (*COMMANDS, reconcile_cmd):
         main.add_command(command)
 
 

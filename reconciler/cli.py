@@ -1,5 +1,5 @@
-"""`hypergov plan`, `hypergov apply`, `hypergov drift`, `hypergov reconcile`: the engine from
-the command line.
+"""`hypergov plan`, `hypergov apply`, `hypergov drift`: the engine from the command line, and the
+helpers every engine command shares (settings, the state lock, the error guard).
 
 Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them: 0 nothing to do,
 2 changes planned (plan) or drift found (drift), 1 any error or refusal (usage errors included),
@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,26 +22,22 @@ import click
 
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
 from hypergov.model.tree import GovernanceTree
-from hypergov.problems import format_problem
 from hypergov.validate import InvalidTreeError
 from reconciler.outcomes import Failure, HypergovError, classify
 from reconciler.plan import Drift, Plan, StackName, failure_lines, split_outcomes
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
-from reconciler.schedule import STOPPING
 from reconciler.settings import Settings, SettingsError, load_settings
 from reconciler.terraform.runner import TerraformError
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
-    from reconciler.daemon import Decision
     from reconciler.engine import Engine
-    from reconciler.reconcile import PassResult
 
 EXIT_CHANGES = 2
 EXIT_BUSY = 75
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _settings(settings_file: Path | None, config_dir: Path | None) -> Settings:
+def load_cli_settings(settings_file: Path | None, config_dir: Path | None) -> Settings:
     try:
         overrides = {"config_dir": str(config_dir)} if config_dir else {}
         return load_settings(settings_file, overrides=overrides)
@@ -60,7 +54,7 @@ def _stacks(tree: GovernanceTree, names: Sequence[str]) -> list[StackName]:
         raise click.UsageError(str(exc)) from exc
 
 
-def _engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None) -> Engine:
+def cli_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None) -> Engine:
     from reconciler.factory import build_engine
 
     return build_engine(settings, tree, source_commit=source_commit)
@@ -121,7 +115,7 @@ def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = Fa
     except InvalidTreeError as exc:
         raise click.ClickException(f"{exc} {settings.config_dir}") from exc
     names = _stacks(tree, stack_names)
-    engine = _engine(settings, tree, source_commit=source_commit)
+    engine = cli_engine(settings, tree, source_commit=source_commit)
     plans, failures = split_outcomes(engine.plan_many(names, progress=_plan_progress(quiet)))
     return plans, failures, engine
 
@@ -146,7 +140,7 @@ def _common(fn: F) -> F:
     return fn
 
 
-def _guard(fn: F) -> F:
+def cli_errors(fn: F) -> F:
     """Failures outside any one stack (no credentials, no provider mirror, an unreadable record, a
     Git error) become one clear line and exit status 1, not a traceback. Real bugs still show one."""
     @functools.wraps(fn)
@@ -177,7 +171,7 @@ PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage in
               help="Job trace for the capacity impact (default: the bundled sample trace).")
 @click.option("--private-state", is_flag=True, help="Plan on a private copy of the state directory (read-only "
               "against live state), so a merge request's plan neither waits for nor touches a running apply.")
-@_guard
+@cli_errors
 def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
              markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
@@ -187,7 +181,7 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     no credentials), and the command exits 1. The plan takes the state directory's lock, so it
     never overwrites the saved plan of an apply or reconciler pass running beside it.
     """
-    settings = _settings(settings_file, config_dir)
+    settings = load_cli_settings(settings_file, config_dir)
     extra: list[str] = []
     with _plan_state(settings, private=private_state, quiet=as_json) as settings:
         if base_ref:
@@ -226,7 +220,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
     approvals = required_approvals(base_files, read_tree_dir(settings.config_dir), base_report.tree)
     mr = scope(base_report.tree, head)
-    engine = _engine(settings, head)
+    engine = cli_engine(settings, head)
     if not quiet:
         click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
                    f"{mr.affected.unchanged} unchanged", err=True)
@@ -250,7 +244,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
 @_common
 @click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
 @click.option("--no-audit", is_flag=True, help="Do not commit audit records (a local experiment, never CI).")
-@_guard
+@cli_errors
 def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool,
               no_audit: bool) -> None:
     """Plan, show the plan, and apply exactly that plan, in dependency order: the org stack, then
@@ -264,7 +258,7 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     """
     from reconciler.audit import AuditRepoError, find_audit_repo
 
-    settings = _settings(settings_file, config_dir)
+    settings = load_cli_settings(settings_file, config_dir)
     audit_repo = None
     if not no_audit:
         try:
@@ -305,14 +299,14 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
                "scanned included: an incomplete scan never reads as no drift), 75 state directory busy.")
 @_common
 @click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON.")
-@_guard
+@cli_errors
 def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
     """Compare live AWS state with each stack's last applied state (refresh-only plans,
     terraform.parallelism stacks at a time). A stack never applied has nothing to drift.
     """
     from hypergov.validate import load_valid_tree
 
-    settings = _settings(settings_file, config_dir)
+    settings = load_cli_settings(settings_file, config_dir)
     tree = load_valid_tree(settings.config_dir)
     names = _stacks(tree, stack_names)
 
@@ -322,7 +316,7 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         click.echo(f"refreshed {stack}: {state}", err=True)
 
     with _state_lock(settings):
-        outcomes = _engine(settings, tree).refresh_many(names, progress=progress)
+        outcomes = cli_engine(settings, tree).refresh_many(names, progress=progress)
     drifts = [o for o in outcomes.values() if isinstance(o, Drift)]
     failures = {n: o for n, o in outcomes.items() if isinstance(o, Failure)}
     if as_json:
@@ -343,120 +337,4 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     sys.exit(1 if failures else EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
 
 
-@click.command("reconcile", epilog="Exit status (one pass): 0 applied or up to date, 1 refused or failed (usage "
-               "included), 75 another reconciler pass or hypergov apply holds the state directory. With --watch: "
-               "0 after SIGTERM, 130 after Ctrl-C; a failed pass never ends the loop.")
-@click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Settings file (default: ./hypergov.yaml if present).")
-@click.option("--repo", "repo_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Governance repository (default: settings audit_repo, else the one holding config_dir).")
-@click.option("--branch", default="main", show_default=True, help="Branch whose head is applied.")
-@click.option("--watch", "interval", type=click.FloatRange(min=0.1), metavar="SECONDS",
-              help="Keep going: a pass every SECONDS until SIGTERM or Ctrl-C (default: one pass). Temporary "
-              "failures are retried sooner or later with jittered exponential backoff (capped by --max-backoff); "
-              "after a permanent one the loop waits for a new commit on the branch.")
-@click.option("--max-backoff", "max_backoff", type=click.FloatRange(min=0.1), default=300.0, show_default=True,
-              metavar="SECONDS", help="Longest wait between retries of a temporary failure.")
-@_guard
-def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: str, interval: float | None,
-                  max_backoff: float) -> None:
-    """Apply the head of the governance branch: what a merge does.
-
-    Reads the tree from the branch's head commit (not the working copy), refuses a tree that
-    fails validation, plans only the stacks changed since the last commit applied in full (all
-    of them on the first pass; destroys for stacks whose source left the tree), applies them in
-    dependency order and commits the audit records to the repository. A pass that fails is
-    retried from the same base next time. One reconciler at a time per state directory.
-    SIGTERM lets the stacks being applied finish, records them, and exits 0.
-    """
-    from reconciler.audit import AuditRepoError, find_audit_repo
-
-    settings = _settings(settings_file, None)
-    try:
-        repo = (repo_path or find_audit_repo(settings.config_dir, settings.audit_repo)).resolve()
-        where = locate_tree(settings.config_dir, repo=repo)
-    except (AuditRepoError, NotInRepositoryError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        if interval is None:
-            sys.exit(_one_pass(settings, where.repo, where.subdir, branch, stop))
-        _watch(settings, where.repo, where.subdir, branch, stop, interval=interval, max_backoff=max_backoff)
-    except KeyboardInterrupt:
-        click.echo("reconciler stopped (interrupted)", err=True)
-        sys.exit(130)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    click.echo("reconciler stopped (SIGTERM)", err=True)
-
-
-def _run_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> PassResult:
-    from reconciler.reconcile import reconcile_once
-
-    return reconcile_once(repo, branch, subdir, Path(settings.state_dir).resolve(),
-                          lambda tree, head: _engine(settings, tree, source_commit=head),
-                          on_apply=lambda result: click.echo(f"  {apply_line(result)}", err=True), stop=stop)
-
-
-def _one_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> int:
-    from reconciler.reconcile import ReconcilerBusyError
-
-    try:
-        outcome = _run_pass(settings, repo, subdir, branch, stop)
-    except ReconcilerBusyError as exc:
-        click.echo(str(exc), err=True)
-        return EXIT_BUSY
-    except RefNotFoundError as exc:
-        raise click.UsageError(str(exc)) from exc
-    _report_pass(branch, outcome)
-    return 0 if outcome.ok or outcome.status == "stopped" else 1
-
-
-def _watch(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event, *, interval: float,
-           max_backoff: float) -> None:
-    import git
-
-    from reconciler.daemon import watch
-    from reconciler.outcomes import Backoff
-
-    def head_of() -> str:
-        try:
-            return str(git.Repo(repo).commit(branch).hexsha)
-        except (git.BadName, ValueError) as exc:
-            raise RefNotFoundError(f"no branch '{branch}' in {repo}") from exc
-
-    def waiting(decision: Decision) -> None:
-        if decision.next != "steady":
-            what = "retrying" if decision.next == "retry" else "waiting for a new commit; checking"
-            click.echo(f"{branch}: {what} in {decision.delay_s:.1f} s", err=True)
-
-    watch(run_pass=lambda: _run_pass(settings, repo, subdir, branch, stop), head_of=head_of, interval_s=interval,
-          backoff=Backoff(base_s=min(2.0, max_backoff), cap_s=max_backoff), stop=stop,
-          on_pass=lambda outcome: _report_pass(branch, outcome),
-          on_failure=lambda failure: click.echo(f"{branch}: pass failed ({failure.kind}): {failure}", err=True),
-          on_wait=waiting)
-
-
-def _report_pass(branch: str, outcome: PassResult) -> None:
-    where = f"{branch}@{outcome.head[:12]}"
-    if outcome.status == "up to date":
-        click.echo(f"{where}: up to date")
-    elif outcome.status == "invalid":
-        click.echo(f"{where}: REFUSED, the tree fails validation; nothing applied", err=True)
-        for problem in outcome.problems:
-            click.echo(format_problem(problem), err=True)
-    else:
-        changed = [r for r in outcome.results if r.applied]
-        kind = f" ({outcome.failure_kind})" if outcome.failure_kind else ""
-        left = sum(1 for r in outcome.results if r.refusal == STOPPING)
-        if left:
-            kind += f" ({left} stack(s) left for the next pass)"
-        click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
-                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
-                   + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))
-        for error in outcome.errors:
-            click.echo(f"  ERROR {error}", err=True)
-
-
-COMMANDS = (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd)
+COMMANDS = (plan_cmd, apply_cmd, drift_cmd)  # `hypergov reconcile`: reconciler/cli_reconcile.py
