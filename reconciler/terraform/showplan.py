@@ -70,11 +70,24 @@ def drift_from_show(data: dict[str, Any], *,
         if entry["change"]["actions"] == ["no-op"]:
             continue
         change = change_from_entry(entry)
-        if declared is not None and change.action is Action.UPDATE:
-            keep = declared.get(change.address, frozenset())
-            attributes = tuple(a for a in change.attributes if a.path.split(".")[0] in keep)
+        if change.action is Action.UPDATE:
+            keep = declared.get(change.address, frozenset()) if declared is not None else None
+            attributes = tuple(a for a in change.attributes if (keep is None or a.path.split(".")[0] in keep)
+                               and _unset_as_empty(a.before) != _unset_as_empty(a.after))
             if not attributes:
                 continue
             change = replace(change, attributes=attributes)
         changes.append(change)
     return tuple(changes)
+
+
+def _unset_as_empty(value: Any) -> Any:
+    """Null and an empty list or map mean the same to AWS (e.g. an EKS cluster-scope access
+    policy's `namespaces`: unset in the state after apply, `[]` as the API reads it back), so
+    they are no drift."""
+    if isinstance(value, dict):
+        items = {k: _unset_as_empty(v) for k, v in value.items()}
+        return {k: v for k, v in items.items() if v is not None} or None
+    if isinstance(value, list):
+        return [_unset_as_empty(v) for v in value] or None
+    return value

@@ -75,3 +75,18 @@ def test_drift_of_undeclared_computed_attributes_is_ignored() -> None:
     (change,) = drift_from_show(data, declared=declared)
     assert change.address == "aws_iam_role.r"
     assert [a.path for a in change.attributes] == ["max_session_duration"]
+
+
+def test_null_and_an_empty_collection_are_no_drift() -> None:
+    """What EKS reads back for a cluster-scope access policy (`namespaces: []`) where the state after
+    apply holds null; a real value change in the same attribute still counts."""
+    def entry(before_ns: object, after_ns: object) -> dict[str, object]:
+        return {"address": "aws_eks_access_policy_association.admin", "type": "aws_eks_access_policy_association",
+                "name": "admin", "change": {"actions": ["update"],
+                                            "before": {"access_scope": [{"type": "cluster", "namespaces": before_ns}]},
+                                            "after": {"access_scope": [{"type": "cluster", "namespaces": after_ns}]}}}
+
+    declared = {"aws_eks_access_policy_association.admin": frozenset({"access_scope"})}
+    assert drift_from_show({"resource_drift": [entry(None, [])]}, declared=declared) == ()
+    (changed,) = drift_from_show({"resource_drift": [entry(None, ["team-a"])]}, declared=declared)
+    assert changed.attributes[0].path == "access_scope"
