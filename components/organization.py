@@ -26,6 +26,7 @@ from hypergov import naming
 from hypergov.model.cluster import Cluster
 from hypergov.model.org import Organization, PlatformAdministratorPolicy
 from hypergov.model.project import Project
+from hypergov.stack_views import OrgView
 
 TYPE = "hypergov:index:OrganizationGovernance"
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"  # EKS's published access policy for cluster-admin
@@ -33,12 +34,22 @@ CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"  # EKS's published access p
 
 @dataclass(frozen=True)
 class OrganizationGovernanceArgs:
-    org: Organization
-    projects: Mapping[str, Project]  # the tag policy's allowed values come from them
+    view: OrgView  # the org; projects' cost centres (tag policy); clusters' account, region, EKS name
     management: aws.Provider  # Organizations lives in the management account
     accounts: Mapping[str, aws.Provider]  # account id -> provider for that account (home region)
-    clusters: Mapping[str, Cluster]  # every governed cluster: the Platform Administrator's access entries
     cluster_providers: Mapping[str, aws.Provider]  # cluster name -> provider of its account and region
+
+    @property
+    def org(self) -> Organization:
+        return self.view.org
+
+    @property
+    def projects(self) -> Mapping[str, Project]:
+        return self.view.projects
+
+    @property
+    def clusters(self) -> Mapping[str, Cluster]:
+        return self.view.clusters
 
 
 def _json(document: object) -> str:

@@ -22,7 +22,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import arns, kueue, policies
+from components import arns, policies
 from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
@@ -30,6 +30,7 @@ from hypergov.model.cluster import Cluster
 from hypergov.model.common import PERSONAS, Persona
 from hypergov.model.org import Organization
 from hypergov.model.project import Project
+from hypergov.stack_views import ProjectView
 
 TYPE = "hypergov:index:ProjectGovernance"
 ACCESS_POLICY: dict[Persona, str] = {"ProjectLead": "AmazonEKSEditPolicy", "Engineer": "AmazonEKSEditPolicy",
@@ -47,25 +48,37 @@ RBAC_RULES: list[dict[str, list[str]]] = [
 
 @dataclass(frozen=True)
 class ProjectGovernanceArgs:
-    org: Organization
-    team: str
-    project: Project
-    clusters: Mapping[str, Cluster]  # the clusters the team has quota on
+    view: ProjectView  # everything the project stack is declared from
     aws_providers: Mapping[tuple[str, str], aws.Provider]  # (account id, region) -> provider
     kubernetes: Mapping[str, k8s.Provider | None]  # cluster name -> provider; None: no Kubernetes object (counted)
+
+    @property
+    def org(self) -> Organization:
+        return self.view.org
+
+    @property
+    def team(self) -> str:
+        return self.view.team
+
+    @property
+    def project(self) -> Project:
+        return self.view.project
+
+    @property
+    def clusters(self) -> Mapping[str, Cluster]:
+        return self.view.clusters
 
 
 def _json(document: object) -> str:
     return json.dumps(document, separators=(",", ":"))
 
 
-def budget_shares(org: Organization, project: Project, clusters: Mapping[str, Cluster]) -> dict[str, float]:
+def budget_shares(view: ProjectView) -> dict[str, float]:
     """Account id -> the part of the project's budget spent there (by guaranteed accelerators)."""
     weight: dict[str, int] = {}
-    for name, cluster in sorted(clusters.items()):
-        acct = arns.account_id(org, cluster.account)
-        gpus = sum(c * kueue.accelerators(cluster, t) for t, c in project.quotas[name].instances.items())
-        weight[acct] = weight.get(acct, 0) + gpus
+    for name, cluster in sorted(view.clusters.items()):
+        acct = arns.account_id(view.org, cluster.account)
+        weight[acct] = weight.get(acct, 0) + view.quotas[name].total_gpus
     total = sum(weight.values())
     return {a: (w / total if total else 1 / len(weight)) for a, w in sorted(weight.items())}
 
@@ -85,7 +98,7 @@ class ProjectGovernance(pulumi.ComponentResource):
             for persona in personas:
                 roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
                                                     clusters=account_clusters)
-        for acct, share in budget_shares(org, project, args.clusters).items():
+        for acct, share in budget_shares(args.view).items():
             self._budget(args, acct=acct, share=share)
         for cluster_name, cluster in sorted(args.clusters.items()):
             acct = arns.account_id(org, cluster.account)

@@ -35,6 +35,7 @@ from hypergov.model.common import duration_seconds
 from hypergov.model.org import Organization
 from hypergov.model.project import Project
 from hypergov.model.workload import WorkloadClass
+from hypergov.stack_views import EffectiveQuota, ProjectView
 
 TYPE = "hypergov:index:WorkloadPolicy"
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "aws.amazon.com/neuron")
@@ -42,13 +43,33 @@ ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "aws.amazon.com/neuron")
 
 @dataclass(frozen=True)
 class WorkloadPolicyArgs:
-    org: Organization
-    team: str
-    project: Project
-    cluster_name: str
-    cluster: Cluster
-    workloads: Mapping[str, WorkloadClass]  # class name -> class
+    view: ProjectView  # everything the policy is declared from
+    cluster_name: str  # one of the project's clusters
     kubernetes: k8s.Provider | None  # None: declare no Kubernetes object (counted)
+
+    @property
+    def org(self) -> Organization:
+        return self.view.org
+
+    @property
+    def team(self) -> str:
+        return self.view.team
+
+    @property
+    def project(self) -> Project:
+        return self.view.project
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.view.clusters[self.cluster_name]
+
+    @property
+    def quota(self) -> EffectiveQuota:
+        return self.view.quotas[self.cluster_name]
+
+    @property
+    def workloads(self) -> Mapping[str, WorkloadClass]:
+        return self.view.workloads
 
 
 @dataclass(frozen=True)
@@ -67,24 +88,21 @@ def limits_by_priority(workloads: Mapping[str, WorkloadClass]) -> dict[str, Prio
     return dict(sorted(found.items()))
 
 
-def reachable_accelerators(cluster: Cluster, project: Project, cluster_name: str) -> dict[str, int]:
+def reachable_accelerators(cluster: Cluster, quota: EffectiveQuota) -> dict[str, int]:
     """Per accelerator resource, the guarantee plus the borrowable part, capped by the cluster."""
-    quota = project.quotas[cluster_name]
     total: dict[str, int] = defaultdict(int)
-    for itype, count in sorted(quota.instances.items()):
-        reach = count
-        if quota.sharing == "LendAndBorrow" and cluster.scheduler.idle_resource_sharing:
-            reach += count * kueue.borrow_percent(quota) // 100
+    for itype in quota.instances:
+        reach = quota.reachable_instances(itype)
         capacity = cluster.capacity[itype].instances if itype in cluster.capacity else reach
-        total[kueue.accelerator_resource(itype)] += min(reach, capacity) * kueue.accelerators(cluster, itype)
+        total[kueue.accelerator_resource(itype)] += min(reach, capacity) * quota.accelerators_per_instance[itype]
     return dict(sorted(total.items()))
 
 
-def per_container_max(cluster: Cluster, project: Project, cluster_name: str) -> dict[str, int]:
+def per_container_max(quota: EffectiveQuota) -> dict[str, int]:
     best: dict[str, int] = defaultdict(int)
-    for itype in project.quotas[cluster_name].instances:
+    for itype in quota.instances:
         res = kueue.accelerator_resource(itype)
-        best[res] = max(best[res], kueue.accelerators(cluster, itype))
+        best[res] = max(best[res], quota.accelerators_per_instance[itype])
     return dict(sorted(best.items()))
 
 
@@ -119,10 +137,10 @@ class WorkloadPolicy(pulumi.ComponentResource):
         namespace = naming.namespace(team)
         self.kubernetes = kube = KubernetesObjects(parent=self, provider=args.kubernetes)
         in_ns = {"name": naming.WORKLOAD_LIMITS, "namespace": namespace, "labels": labels}
-        most = per_container_max(args.cluster, args.project, cluster_name)
+        most = per_container_max(args.quota)
         kube.declare(k8s.core.v1.LimitRange, f"limit-range@{cluster_name}", metadata=in_ns,
                      spec={"limits": [{"type": "Container", "max": {r: str(n) for r, n in most.items()}}]})
-        reach = reachable_accelerators(args.cluster, args.project, cluster_name)
+        reach = reachable_accelerators(args.cluster, args.quota)
         kube.declare(k8s.core.v1.ResourceQuota, f"resource-quota@{cluster_name}", metadata=in_ns,
                      spec={"hard": {f"requests.{r}": str(n) for r, n in reach.items()}})
         policy_name = naming.workload_admission_policy(team)

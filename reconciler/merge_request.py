@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypergov.capacity.adapter import cluster_capacities
-from hypergov.capacity.diff import CapacityDiff, diff_reports
-from hypergov.capacity.runner import run
-from hypergov.capacity.trace import read_trace
+from capacity.adapter import cluster_capacities
+from capacity.diff import CapacityDiff, diff_reports
+from capacity.runner import run
+from capacity.trace import read_trace
 from hypergov.model.tree import GovernanceTree
 from stacks.affected import AffectedStacks, affected_stacks
 
-SAMPLE_TRACE = Path(__file__).resolve().parent.parent / "hypergov" / "capacity" / "samples" / "example-trace.jsonl"
+SAMPLE_TRACE = Path(__file__).resolve().parent.parent / "capacity" / "samples" / "example-trace.jsonl"
 
 
 @dataclass(frozen=True)

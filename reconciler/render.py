@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from reconciler.plan import Action, ApplyResult, Plan, ResourceChange
+from engines.plan import Action, ApplyResult, Plan, ResourceChange
 
 _MAX_VALUE = 120
 

@@ -12,8 +12,8 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from hypergov.cli import main
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import exclusive
 from tests.integration.conftest import CONFIG, PROD, REGION
 

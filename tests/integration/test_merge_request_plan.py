@@ -11,8 +11,8 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from hypergov.cli import main
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
 from tests.integration.conftest import CONFIG
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hypergov.embedded_aws import EmbeddedAwsProcess
-from reconciler.plan import Action, Plan, StackName
+from embedded_aws import EmbeddedAwsProcess
+from engines.plan import Action, Plan, StackName
 from tests.integration.conftest import MANAGEMENT, PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reconciler.outcomes import permanent
-from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
+from engines.outcomes import permanent
+from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 
 
