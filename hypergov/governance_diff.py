@@ -1,11 +1,9 @@
-"""What a change to the governance tree means, computed from the two trees alone (no engine, no
-AWS), so a reviewer judges the change and not the resource addresses it happens to touch.
-
-Per project: guaranteed instances and GPUs per cluster and instance type, lending and
-borrowing, fair-share weight, allowed priority classes, members and permissions per persona,
-the budget, its workload classes and every other field. Per cluster: capacity, the GPUs all
-teams are guaranteed against the GPUs it has, priority classes and every other field. For the
-org: the permission boundary, the persona policies, the platform admins and every other field.
+"""What a change to the governance tree means, from the two trees alone (no engine, no AWS), so
+a reviewer judges the change, not the resource addresses it touches: per project its guarantees
+(instances and GPUs per cluster and instance type), lending, fair-share weight, priority classes,
+members and permissions per persona, budget and workload classes; per cluster its capacity, the
+GPUs all teams are guaranteed against the GPUs it has, and its priority classes; for the org its
+boundary, persona policies and platform admins; and, for each, every other field by path.
 
 Values compare as HyperPod applies them: the models fill in HyperPod's defaults
 (`hypergov.hyperpod_defaults`) and the borrow limit compares as
@@ -13,8 +11,8 @@ Values compare as HyperPod applies them: the models fill in HyperPod's defaults
 with its default are no change, and a change shows the value in effect. GPUs come from the one
 accelerators table (`hypergov.model.accelerators`, overridden per cluster where it says so).
 
-Pure: two validated trees in, a frozen `GovernanceDiff` out; `hypergov.governance_markdown`
-renders it for the merge-request comment.
+Pure: two validated trees in, a frozen `GovernanceDiff` out (`hypergov.governance_markdown`
+renders it).
 """
 
 from __future__ import annotations
@@ -184,7 +182,7 @@ def _status(before: object | None, after: object | None) -> Status:
 
 
 def _entries(before: Iterable[str], after: Iterable[str], group: str = "") -> list[Entry]:
-    old, new = list(dict.fromkeys(before)), list(dict.fromkeys(after))
+    old, new = dict.fromkeys(before), dict.fromkeys(after)  # ordered sets: the file's order
     return ([Entry(v, False, group) for v in old if v not in new]
             + [Entry(v, True, group) for v in new if v not in old])
 
@@ -246,7 +244,7 @@ def _project_diff(name: str, base: GovernanceTree, head: GovernanceTree,
     if before == after and not workloads:
         return None
     weight = Change(before.fair_share_weight if before else None, after.fair_share_weight if after else None)
-    return ProjectDiff(
+    diff = ProjectDiff(
         name=name, status=_status(before, after),
         quotas=_quota_changes(name, before, after, base, head),
         sharing=_sharing_changes(before, after),
@@ -263,6 +261,13 @@ def _project_diff(name: str, base: GovernanceTree, head: GovernanceTree,
         fields=_field_changes(before.model_dump(mode="json", exclude=_PROJECT_EXPLICIT) if before else None,
                               after.model_dump(mode="json", exclude=_PROJECT_EXPLICIT) if after else None),
     )
+    # the models differ, yet nothing HyperPod applies does: a default written out or left out
+    return None if diff.status == "changed" and not _any_change(diff) else diff
+
+
+def _any_change(diff: ProjectDiff) -> bool:
+    return bool(diff.quotas or diff.sharing or diff.fair_share_weight or diff.allowed_priority_classes
+                or diff.members or diff.permissions or diff.budget or diff.workload_classes or diff.fields)
 
 
 def _quota_changes(team: str, before: Project | None, after: Project | None, base: GovernanceTree,
@@ -370,7 +375,7 @@ def _cluster_diff(name: str, base: GovernanceTree, head: GovernanceTree, *,
     new = {pc.name: pc.weight for pc in after.scheduler.priority_classes} if after else {}
     priorities = [PriorityClassChange(pc, Change(old.get(pc), new.get(pc)))
                   for pc in dict.fromkeys([*old, *new]) if old.get(pc) != new.get(pc)]
-    return ClusterDiff(
+    diff = ClusterDiff(
         name=name, status=_status(before, after),
         guaranteed_gpus=Change(guaranteed_gpus(base, name), guaranteed_gpus(head, name)),
         capacity_gpus=Change(capacity_gpus(before), capacity_gpus(after)),
@@ -378,6 +383,9 @@ def _cluster_diff(name: str, base: GovernanceTree, head: GovernanceTree, *,
         fields=_field_changes(before.model_dump(mode="json", exclude=_CLUSTER_EXPLICIT) if before else None,
                               after.model_dump(mode="json", exclude=_CLUSTER_EXPLICIT) if after else None),
     )
+    # e.g. the table's accelerators written out as an override, or teams swapping guarantees
+    unchanged = diff.only_guarantees and diff.guaranteed_gpus.before == diff.guaranteed_gpus.after
+    return None if unchanged else diff
 
 
 # --- the org ----------------------------------------------------------------------------------

@@ -127,6 +127,14 @@ def _guarantee_table(clusters: Sequence[ClusterDiff]) -> list[str]:
     return [*lines, ""]
 
 
+def _pair(before: str | None, after: str | None, *, new: bool = False) -> str:
+    """`before → after`; the value alone when it did not change or its entity is new (the
+    block's title says so), `—` for a side where it is absent."""
+    if before == after or new:
+        return _opt(after)
+    return _opt(before) + ARROW + _opt(after)
+
+
 def _entry(entry: Entry) -> str:
     sign = "+" if entry.added else "-"
     group = f" ({entry.group})" if entry.group else ""
@@ -137,65 +145,83 @@ def _list(label: str, entries: Sequence[Entry]) -> list[str]:
     return [f"- **{label}**", *(_entry(e) for e in entries)] if entries else []
 
 
-def _field(change: FieldChange) -> str:
-    before = NONE if change.before is None else escape_text(change.before)
-    after = NONE if change.after is None else escape_text(change.after)
-    return f"- {code(change.path)}: {before}{ARROW}{after}"
+def _field(change: FieldChange, *, new: bool = False) -> str:
+    before = None if change.before is None else escape_text(change.before)
+    after = None if change.after is None else escape_text(change.after)
+    return f"- {code(change.path)}: {_pair(before, after, new=new)}"
 
 
-def _sharing(change: SharingChange) -> str:
-    strategy = _opt(change.strategy.before) + ARROW + _opt(change.strategy.after) \
-        if change.strategy.before != change.strategy.after else _opt(change.strategy.after)
+def _percent(value: int | None) -> str | None:
+    return None if value is None else f"{value}%"
+
+
+def _sharing(change: SharingChange, *, new: bool) -> str:
+    strategy = _pair(change.strategy.before, change.strategy.after, new=new)
     limit = change.borrow_limit_percent
-    percent: Change[str] = Change(NONE if limit.before is None else f"{limit.before}%",
-                                  NONE if limit.after is None else f"{limit.after}%")
-    limit_text = percent.after if percent.before == percent.after else percent.before + ARROW + percent.after
-    return f"- **Sharing** on {code(change.cluster)}: {strategy}, borrow limit {limit_text}"
+    if limit.before is None and limit.after is None:  # neither side borrows
+        return f"- **Sharing** on {code(change.cluster)}: {strategy}"
+    return (f"- **Sharing** on {code(change.cluster)}: {strategy}, borrow limit "
+            f"{_pair(_percent(limit.before), _percent(limit.after), new=new)}")
 
 
-def _usd(value: int | None) -> str:
-    return NONE if value is None else f"${value:,}"
+def _usd(value: int | None) -> str | None:
+    return None if value is None else f"${value:,}"
 
 
-def _budget(change: BudgetChange) -> list[str]:
+def _alerts(values: tuple[int, ...]) -> str:
+    return ", ".join(f"{v}%" for v in values) or "none"
+
+
+def _budget(change: BudgetChange, *, new: bool) -> list[str]:
+    """One line for a budget added or removed, else a line per part that changed."""
+    monthly, alerts = change.monthly_usd, change.alert_at_percent
+    if monthly.after is None:
+        return [f"- **Budget** removed (was {_usd(monthly.before)} a month)"]
+    if monthly.before is None:
+        label = "**Budget**:" if new else "**Budget** added:"
+        return [f"- {label} {_usd(monthly.after)} a month, alerts at {_alerts(alerts.after)}"]
     lines = []
-    if change.monthly_usd.before != change.monthly_usd.after:
-        lines.append(f"- **Budget**: {_usd(change.monthly_usd.before)}{ARROW}{_usd(change.monthly_usd.after)} a month")
-    alerts = change.alert_at_percent
+    if monthly.before != monthly.after:
+        lines.append(f"- **Budget**: {_pair(_usd(monthly.before), _usd(monthly.after))} a month")
     if alerts.before != alerts.after:
-        def text(values: tuple[int, ...]) -> str:
-            return ", ".join(f"{v}%" for v in values) or NONE
-        lines.append(f"- **Budget alerts** at: {text(alerts.before)}{ARROW}{text(alerts.after)}")
+        lines.append(f"- **Budget alerts** at: {_alerts(alerts.before)}{ARROW}{_alerts(alerts.after)}")
     return lines
 
 
 def _workload(diff: WorkloadClassDiff) -> list[str]:
     title = f"- **Workload class** {code(diff.name)}{_status_note(diff.status)}"
-    return [title, *("  " + _field(f) for f in diff.fields)]
+    if diff.status == "removed":
+        return [title]
+    return [title, *("  " + _field(f, new=diff.status == "added") for f in diff.fields)]
 
 
 def _project_lines(p: ProjectDiff) -> list[str]:
-    lines = [_sharing(s) for s in p.sharing]
+    if p.status == "removed":  # its quotas are in the table; say who loses access and what goes
+        return [*_list("Members", p.members), *(_budget(p.budget, new=False) if p.budget else []),
+                *(line for w in p.workload_classes for line in _workload(w))]
+    new = p.status == "added"
+    lines = [_sharing(s, new=new) for s in p.sharing]
     if p.fair_share_weight is not None:
-        lines.append(f"- **Fair-share weight**: {_opt_int(p.fair_share_weight.before)}{ARROW}"
-                     f"{_opt_int(p.fair_share_weight.after)}")
+        weight = p.fair_share_weight
+        lines.append(f"- **Fair-share weight**: {_pair(_opt_int(weight.before), _opt_int(weight.after), new=new)}")
     lines += _list("Allowed priority classes", p.allowed_priority_classes)
     lines += _list("Permissions", p.permissions)
     lines += _list("Members", p.members)
-    lines += _budget(p.budget) if p.budget is not None else []
+    lines += _budget(p.budget, new=new) if p.budget is not None else []
     for workload in p.workload_classes:
         lines += _workload(workload)
-    lines += [_field(f) for f in p.fields]
-    return lines
+    return lines + [_field(f, new=new) for f in p.fields]
 
 
-def _opt_int(value: int | None) -> str:
-    return NONE if value is None else str(value)
+def _opt_int(value: int | None) -> str | None:
+    return None if value is None else str(value)
 
 
 def _cluster_lines(c: ClusterDiff) -> list[str]:
     lines = [f"- **Capacity** {code(cap.instance_type)}: {_change(cap.instances)} instances ({_change(cap.gpus)} GPUs)"
              for cap in c.capacity]
+    if c.status == "removed":
+        return lines
     for pc in c.priority_classes:
         if pc.weight.before is None:
             lines.append(f"- **Priority class** {code('+ ' + pc.name)} weight {pc.weight.after}")
@@ -203,7 +229,7 @@ def _cluster_lines(c: ClusterDiff) -> list[str]:
             lines.append(f"- **Priority class** {code('- ' + pc.name)} (was weight {pc.weight.before})")
         else:
             lines.append(f"- **Priority class** {code(pc.name)} weight {_change(pc.weight)}")
-    return lines + [_field(f) for f in c.fields]
+    return lines + [_field(f, new=c.status == "added") for f in c.fields]
 
 
 def _org_lines(o: OrgDiff) -> list[str]:
