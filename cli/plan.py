@@ -182,10 +182,12 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     never overwrites the saved plan of an apply or reconciler pass running beside it.
     """
     settings = load_cli_settings(settings_file, config_dir)
+    leading: list[str] = []
     extra: list[str] = []
     with _plan_state(settings, private=private_state, quiet=as_json) as settings:
         if base_ref:
-            plans, failures, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json)
+            plans, failures, leading, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json,
+                                                                  markdown_file=markdown_file)
         else:
             plans, failures, _ = plan_all(settings, stack_names, quiet=as_json)
     if as_json:
@@ -196,20 +198,29 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
         click.echo(render_text(plans), nl=False)
         _report_failures(failures)
     if markdown_file:
-        markdown_file.write_text(render_markdown(plans, extra_sections=extra))
+        markdown_file.write_text(render_markdown(plans, leading_sections=leading, extra_sections=extra))
     sys.exit(1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
 
 
-def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *,
-                        quiet: bool) -> tuple[list[Plan], dict[StackName, Failure], list[str]]:
+def _merge_request_plan(
+        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool,
+        markdown_file: Path | None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
+    """Plans, failures, the comment's sections above the resource tables and those below. An
+    invalid head still gets its comment (the problems, file:line) before the error is raised."""
     from capacity.render import render_markdown as capacity_markdown
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
     from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import load_valid_tree, validate_files
-    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, scope
+    from hypergov.validate import validate_dir, validate_files
+    from hypergov.validation_markdown import invalid_tree_markdown
+    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
 
-    head = load_valid_tree(settings.config_dir)
+    head_report = validate_dir(settings.config_dir)
+    if not head_report.ok:
+        if markdown_file:
+            markdown_file.write_text(invalid_tree_markdown(head_report.problems))
+        raise InvalidTreeError(head_report)
+    head = head_report.tree
     try:
         where = locate_tree(settings.config_dir)
         base_files = read_tree_at(where.repo, base_ref, where.subdir)
@@ -226,6 +237,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
                    f"{mr.affected.unchanged} unchanged", err=True)
     plans, failures = split_outcomes(engine.plan_many(list(mr.affected.to_plan), destroy=mr.affected.removed,
                                                       progress=_plan_progress(quiet)))
+    leading = leading_sections(base_report.tree, head_report)
     extra = [approvals_markdown(approvals)]
     if not quiet:
         click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
@@ -236,7 +248,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
         if not quiet:
             click.echo(f"capacity impact simulated on {diff.jobs} jobs: "
                        f"{len(diff.regressions)} team regression(s)", err=True)
-    return plans, failures, extra
+    return plans, failures, leading, extra
 
 
 @click.command("apply", epilog="Exit status: 0 applied (or nothing to apply), 1 any error, failure or refusal "
