@@ -215,8 +215,9 @@ def _field_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | 
 
 
 def _per_instance(cluster: Cluster | None, instance_type: str) -> int | None:
-    capacity = cluster.capacity.get(instance_type) if cluster is not None else None
-    return accelerators_per_instance(instance_type, capacity.accelerators_per_instance if capacity else None)
+    if cluster is None:
+        return accelerators_per_instance(instance_type)
+    return cluster.accelerators(instance_type)
 
 
 def _gpus(instances: int, cluster: Cluster | None, instance_type: str) -> int | None:
