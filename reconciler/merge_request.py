@@ -30,8 +30,7 @@ class MergeRequestScope:
 
 def scope(base: GovernanceTree, head: GovernanceTree) -> MergeRequestScope:
     affected = affected_stacks(base, head)
-    touched = (*affected.changed, *affected.added, *affected.removed)
-    return MergeRequestScope(affected=affected, capacity_changed=any(s.startswith("cluster-") for s in touched))
+    return MergeRequestScope(affected=affected, capacity_changed="cluster" in affected.touched_kinds)
 
 
 def capacity_impact(base: GovernanceTree, head: GovernanceTree, *, trace: Path, base_ref: str,

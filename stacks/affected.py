@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hypergov.model.tree import GovernanceTree
-from hypergov.stack_views import fingerprint, stack_view
+from hypergov.stack_views import StackKind, fingerprint, stack_view
 from stacks.spec import StackName, StackSpec, plan_stacks
 
 
@@ -22,6 +22,7 @@ class AffectedStacks:
     added: tuple[StackName, ...]  # only in head: plan (creates)
     removed: tuple[StackName, ...]  # only in base: plan a destroy
     unchanged: int
+    touched_kinds: frozenset[StackKind] = frozenset()  # the kinds of the changed, added and removed stacks
 
     @property
     def to_plan(self) -> tuple[StackName, ...]:
@@ -40,5 +41,6 @@ def affected_stacks(base: GovernanceTree, head: GovernanceTree) -> AffectedStack
     changed = tuple(n for n in order if n in before and stack_inputs(base, before[n]) != stack_inputs(head, after[n]))
     added = tuple(n for n in order if n not in before)
     removed = tuple(sorted(n for n in before if n not in after))
+    kinds = frozenset({*(after[n].kind for n in (*changed, *added)), *(before[n].kind for n in removed)})
     return AffectedStacks(changed=changed, added=added, removed=removed,
-                          unchanged=len(after) - len(changed) - len(added))
+                          unchanged=len(after) - len(changed) - len(added), touched_kinds=kinds)
