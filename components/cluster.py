@@ -25,8 +25,6 @@ from components.scheduler_config import ClusterSchedulerConfig
 from components.tags import as_tag_list, cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
-from hypergov.model.org import Organization
-from hypergov.model.project import Project
 from hypergov.stack_views import ClusterView
 
 TYPE = "hypergov:index:ClusterGovernance"
@@ -44,22 +42,6 @@ class ClusterGovernanceArgs:
     aws_native: aws_native.Provider | None = None  # task-governance mode
     kubernetes: k8s.Provider | None = None  # plain-EKS mode; None there: no Kubernetes object (counted)
     assume_role_arn: str = ""
-
-    @property
-    def org(self) -> Organization:
-        return self.view.org
-
-    @property
-    def name(self) -> str:
-        return self.view.name
-
-    @property
-    def cluster(self) -> Cluster:
-        return self.view.cluster
-
-    @property
-    def teams(self) -> Mapping[str, Project]:
-        return self.view.teams
 
 
 def required_cluster_arn(name: str, cluster: Cluster) -> str:
@@ -90,47 +72,47 @@ class ClusterGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self.kubernetes = KubernetesObjects(parent=self, provider=args.kubernetes)
-        if args.cluster.task_governance:
+        if args.view.cluster.task_governance:
             self._task_governance(args)
         else:
             self._plain_eks(args)
-        self.register_outputs({"cluster": args.name, "teams": sorted(args.teams)})
+        self.register_outputs({"cluster": args.view.name, "teams": sorted(args.view.teams)})
 
     def _task_governance(self, args: ClusterGovernanceArgs) -> None:
         from hypergov.hyperpod_requests import scheduler_config_request
 
-        org, cluster = args.org, args.cluster
-        cluster_arn = required_cluster_arn(args.name, cluster)
+        org, cluster = args.view.org, args.view.cluster
+        cluster_arn = required_cluster_arn(args.view.name, cluster)
         scheduler = cluster.scheduler
         config = ClusterSchedulerConfig(
             "scheduler-config", provider=args.scheduler_config_provider,
             request=scheduler_config_request(
-                name=naming.scheduler_config_name(args.name), cluster_arn=cluster_arn,
+                name=naming.scheduler_config_name(args.view.name), cluster_arn=cluster_arn,
                 priority_classes={pc.name: pc.weight for pc in scheduler.priority_classes},
                 fair_share=scheduler.fair_share, idle_resource_sharing=scheduler.idle_resource_sharing,
-                description=f"hypergov: scheduler policy of cluster {args.name}"),
-            tags=cost_tags(org, layer="cluster", cluster=(args.name, cluster)),
+                description=f"hypergov: scheduler policy of cluster {args.view.name}"),
+            tags=cost_tags(org, layer="cluster", cluster=(args.view.name, cluster)),
             region=arns.cluster_region(org, cluster), assume_role_arn=args.assume_role_arn,
             opts=pulumi.ResourceOptions(parent=self))
-        for team, project in sorted(args.teams.items()):
+        for team, project in sorted(args.view.teams.items()):
             request = args.view.quotas[team].request(cluster_arn=cluster_arn)
             aws_native.sagemaker.ComputeQuota(
                 f"quota-{team}", **aws_native_inputs(request),
                 tags=as_tag_list(  # type: ignore[arg-type]  # plain dicts for typed args
-                    cost_tags(org, layer="cluster", project=(team, project), cluster=(args.name, cluster))),
+                    cost_tags(org, layer="cluster", project=(team, project), cluster=(args.view.name, cluster))),
                 opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native, depends_on=[config]))
 
     def _plain_eks(self, args: ClusterGovernanceArgs) -> None:
-        org, cluster, kube = args.org, args.cluster, self.kubernetes
-        labels = k8s_labels(cost_tags(org, layer="cluster", cluster=(args.name, cluster)))
+        org, cluster, kube = args.view.org, args.view.cluster, self.kubernetes
+        labels = k8s_labels(cost_tags(org, layer="cluster", cluster=(args.view.name, cluster)))
         flavors = [kube.declare(_kueue_object, f"flavor-{t}", manifest=kueue.resource_flavor(t), labels=labels)
                    for t in sorted(cluster.capacity)]
         for pc in sorted(cluster.scheduler.priority_classes, key=lambda p: p.name):
             kube.declare(_kueue_object, f"priority-{pc.name}",
                          manifest=kueue.workload_priority_class(pc.name, pc.weight), labels=labels)
-        for team, project in sorted(args.teams.items()):
+        for team, project in sorted(args.view.teams.items()):
             team_labels = k8s_labels(cost_tags(org, layer="cluster", project=(team, project),
-                                               cluster=(args.name, cluster)))
+                                               cluster=(args.view.name, cluster)))
             namespace = kube.declare(k8s.core.v1.Namespace, f"namespace-{team}",
                                      metadata={"name": naming.namespace(team), "labels": team_labels})
             queue = kueue.cluster_queue(args.view.quotas[team], fair_share=cluster.scheduler.fair_share)

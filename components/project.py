@@ -28,8 +28,6 @@ from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
 from hypergov.model.common import PERSONAS, Persona
-from hypergov.model.org import Organization
-from hypergov.model.project import Project
 from hypergov.stack_views import ProjectView
 
 TYPE = "hypergov:index:ProjectGovernance"
@@ -52,22 +50,6 @@ class ProjectGovernanceArgs:
     aws_providers: Mapping[tuple[str, str], aws.Provider]  # (account id, region) -> provider
     kubernetes: Mapping[str, k8s.Provider | None]  # cluster name -> provider; None: no Kubernetes object (counted)
 
-    @property
-    def org(self) -> Organization:
-        return self.view.org
-
-    @property
-    def team(self) -> str:
-        return self.view.team
-
-    @property
-    def project(self) -> Project:
-        return self.view.project
-
-    @property
-    def clusters(self) -> Mapping[str, Cluster]:
-        return self.view.clusters
-
 
 def _json(document: object) -> str:
     return json.dumps(document, separators=(",", ":"))
@@ -86,21 +68,21 @@ def budget_shares(view: ProjectView) -> dict[str, float]:
 class ProjectGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ProjectGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        org, team, project = args.org, args.team, args.project
+        org, team, project = args.view.org, args.view.team, args.view.project
         self.tags = cost_tags(org, layer="project", project=(team, project))
         personas = [p for p in PERSONAS if project.members.of(p)]
         self.kubernetes = {c: KubernetesObjects(parent=self, provider=args.kubernetes[c])
-                           for c in sorted(args.clusters)}
+                           for c in sorted(args.view.clusters)}
         roles: dict[tuple[str, Persona], aws.iam.Role] = {}
-        for acct in sorted({arns.account_id(org, c.account) for c in args.clusters.values()}):
+        for acct in sorted({arns.account_id(org, c.account) for c in args.view.clusters.values()}):
             alias = next(a.name for a in org.accounts if str(a.id) == acct)
-            account_clusters = [c for c in args.clusters.values() if arns.account_id(org, c.account) == acct]
+            account_clusters = [c for c in args.view.clusters.values() if arns.account_id(org, c.account) == acct]
             for persona in personas:
                 roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
                                                     clusters=account_clusters)
         for acct, share in budget_shares(args.view).items():
             self._budget(args, acct=acct, share=share)
-        for cluster_name, cluster in sorted(args.clusters.items()):
+        for cluster_name, cluster in sorted(args.view.clusters.items()):
             acct = arns.account_id(org, cluster.account)
             for persona in personas:
                 self._access(args, cluster_name=cluster_name, cluster=cluster, persona=persona,
@@ -111,7 +93,7 @@ class ProjectGovernance(pulumi.ComponentResource):
 
     def _role(self, args: ProjectGovernanceArgs, *, acct: str, alias: str, persona: Persona,
               clusters: list[Cluster]) -> aws.iam.Role:
-        org, team, project = args.org, args.team, args.project
+        org, team, project = args.view.org, args.view.team, args.view.project
         slug = naming.PERSONA_SLUG[persona]
         provider = args.aws_providers[(acct, org.home_region)]
         opts = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -129,7 +111,7 @@ class ProjectGovernance(pulumi.ComponentResource):
         return role
 
     def _budget(self, args: ProjectGovernanceArgs, *, acct: str, share: float) -> None:
-        org, team, project = args.org, args.team, args.project
+        org, team, project = args.view.org, args.view.team, args.view.project
         if project.budget is None or project.cost_centre is None:
             return
         alias = next(a.name for a in org.accounts if str(a.id) == acct)
@@ -147,7 +129,7 @@ class ProjectGovernance(pulumi.ComponentResource):
 
     def _access(self, args: ProjectGovernanceArgs, *, cluster_name: str, cluster: Cluster, persona: Persona,
                 role: aws.iam.Role) -> None:
-        org, team = args.org, args.team
+        org, team = args.view.org, args.view.team
         acct = arns.account_id(org, cluster.account)
         slug = naming.PERSONA_SLUG[persona]
         principal = arns.role_arn(org, account=acct, team=team, persona=persona)
@@ -164,7 +146,7 @@ class ProjectGovernance(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[entry]))
 
     def _rbac(self, args: ProjectGovernanceArgs, *, cluster_name: str) -> None:
-        team, kube = args.team, self.kubernetes[cluster_name]
+        team, kube = args.view.team, self.kubernetes[cluster_name]
         labels = k8s_labels(self.tags)
         meta: dict[str, Any] = {"name": naming.namespace_role(team), "namespace": naming.namespace(team),
                                 "labels": labels}

@@ -32,8 +32,6 @@ from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
 from hypergov.model.common import duration_seconds
-from hypergov.model.org import Organization
-from hypergov.model.project import Project
 from hypergov.model.workload import WorkloadClass
 from hypergov.stack_views import EffectiveQuota, ProjectView
 
@@ -46,30 +44,6 @@ class WorkloadPolicyArgs:
     view: ProjectView  # everything the policy is declared from
     cluster_name: str  # one of the project's clusters
     kubernetes: k8s.Provider | None  # None: declare no Kubernetes object (counted)
-
-    @property
-    def org(self) -> Organization:
-        return self.view.org
-
-    @property
-    def team(self) -> str:
-        return self.view.team
-
-    @property
-    def project(self) -> Project:
-        return self.view.project
-
-    @property
-    def cluster(self) -> Cluster:
-        return self.view.clusters[self.cluster_name]
-
-    @property
-    def quota(self) -> EffectiveQuota:
-        return self.view.quotas[self.cluster_name]
-
-    @property
-    def workloads(self) -> Mapping[str, WorkloadClass]:
-        return self.view.workloads
 
 
 @dataclass(frozen=True)
@@ -132,15 +106,15 @@ def admission_validations(workloads: Mapping[str, WorkloadClass], allowed: list[
 class WorkloadPolicy(pulumi.ComponentResource):
     def __init__(self, name: str, args: WorkloadPolicyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        team, cluster_name = args.team, args.cluster_name
-        labels = k8s_labels(cost_tags(args.org, layer="workload", project=(team, args.project)))
+        team, cluster_name = args.view.team, args.cluster_name
+        labels = k8s_labels(cost_tags(args.view.org, layer="workload", project=(team, args.view.project)))
         namespace = naming.namespace(team)
         self.kubernetes = kube = KubernetesObjects(parent=self, provider=args.kubernetes)
         in_ns = {"name": naming.WORKLOAD_LIMITS, "namespace": namespace, "labels": labels}
-        most = per_container_max(args.quota)
+        most = per_container_max(args.view.quotas[args.cluster_name])
         kube.declare(k8s.core.v1.LimitRange, f"limit-range@{cluster_name}", metadata=in_ns,
                      spec={"limits": [{"type": "Container", "max": {r: str(n) for r, n in most.items()}}]})
-        reach = reachable_accelerators(args.cluster, args.quota)
+        reach = reachable_accelerators(args.view.clusters[args.cluster_name], args.view.quotas[args.cluster_name])
         kube.declare(k8s.core.v1.ResourceQuota, f"resource-quota@{cluster_name}", metadata=in_ns,
                      spec={"hard": {f"requests.{r}": str(n) for r, n in reach.items()}})
         policy_name = naming.workload_admission_policy(team)
@@ -154,7 +128,7 @@ class WorkloadPolicy(pulumi.ComponentResource):
                   "matchResources": {"namespaceSelector": {"matchLabels": {
                       "kubernetes.io/metadata.name": namespace}}}},
             depends_on=[policy])
-        if not args.cluster.task_governance:
+        if not args.view.clusters[args.cluster_name].task_governance:
             manifest = kueue.local_queue(team)
             kube.declare(k8s.apiextensions.CustomResource, f"local-queue@{cluster_name}",
                          api_version=manifest["apiVersion"], kind=manifest["kind"],
@@ -168,5 +142,5 @@ class WorkloadPolicy(pulumi.ComponentResource):
             "matchConstraints": {"resourceRules": [{"apiGroups": ["kueue.x-k8s.io"], "apiVersions": ["*"],
                                                     "operations": ["CREATE", "UPDATE"], "resources": ["workloads"]}]},
             "variables": [{"name": "accelerators", "expression": _GPUS}],
-            "validations": admission_validations(args.workloads, list(args.project.allowed_priority_classes)),
+            "validations": admission_validations(args.view.workloads, list(args.view.project.allowed_priority_classes)),
         }
