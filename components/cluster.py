@@ -79,18 +79,11 @@ class ClusterGovernance(pulumi.ComponentResource):
         self.register_outputs({"cluster": args.view.name, "teams": sorted(args.view.teams)})
 
     def _task_governance(self, args: ClusterGovernanceArgs) -> None:
-        from hypergov.hyperpod_requests import scheduler_config_request
-
         org, cluster = args.view.org, args.view.cluster
         cluster_arn = required_cluster_arn(args.view.name, cluster)
-        scheduler = cluster.scheduler
         config = ClusterSchedulerConfig(
             "scheduler-config", provider=args.scheduler_config_provider,
-            request=scheduler_config_request(
-                name=naming.scheduler_config_name(args.view.name), cluster_arn=cluster_arn,
-                priority_classes={pc.name: pc.weight for pc in scheduler.priority_classes},
-                fair_share=scheduler.fair_share, idle_resource_sharing=scheduler.idle_resource_sharing,
-                description=f"hypergov: scheduler policy of cluster {args.view.name}"),
+            request=args.view.scheduler_config_request(cluster_arn=cluster_arn),
             tags=cost_tags(org, layer="cluster", cluster=(args.view.name, cluster)),
             region=arns.cluster_region(org, cluster), assume_role_arn=args.assume_role_arn,
             opts=pulumi.ResourceOptions(parent=self))

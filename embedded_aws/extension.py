@@ -103,6 +103,20 @@ def sagemaker_arn(*, partition: str, region: str, account: str, kind: str, resou
     return f"arn:{partition}:sagemaker:{region}:{account}:{kind}/{resource_id}"
 
 
+def caller_identity(access_key: str, *, account: str, region: str, partition: str) -> tuple[str, str]:
+    """(user id, ARN) of the identity an access key belongs to, as STS GetCallerIdentity answers:
+    an assumed role's session is kept by the STS backend of the account that assumed it, which
+    is not the account it acts in, so every account's backend is asked."""
+    from moto.sts.models import sts_backends
+
+    for backends in list(sts_backends.values()):
+        assumed = backends[partition].get_assumed_role_from_access_key(access_key)
+        if assumed is not None:
+            return str(assumed.user_id), str(assumed.arn)
+    user_id, arn, _ = sts_backends[account][partition].get_caller_identity(access_key, region)
+    return str(user_id), str(arn)
+
+
 def page(items: Sequence[T], *, max_results: int | None, next_token: str | None,
          invalid: AwsError) -> tuple[list[T], str | None]:
     """One page of `items` and the token for the next (an opaque offset), or `invalid` raised

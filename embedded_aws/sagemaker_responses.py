@@ -14,7 +14,7 @@ from moto.sagemaker.responses import SageMakerResponse
 
 from embedded_aws.eks_access import eks_auth_mode_of
 from embedded_aws.errors import sm_not_found, sm_validation
-from embedded_aws.extension import ModelValidatedResponse, page, tag_list
+from embedded_aws.extension import ModelValidatedResponse, caller_identity, page, tag_list
 from embedded_aws.sagemaker_backend import HyperPodBackend, hyperpod_backends
 
 CLUSTER_OPERATIONS = frozenset({
@@ -37,6 +37,12 @@ class ExtendedSageMakerResponse(ModelValidatedResponse, SageMakerResponse):
     @property
     def hyperpod(self) -> HyperPodBackend:
         return hyperpod_backends[self.current_account][self.region]
+
+    def _caller(self) -> dict[str, Any]:
+        """The UserContext of the identity that signed this request (CreatedBy, LastModifiedBy)."""
+        user_id, arn = caller_identity(self.get_access_key(), account=self.current_account, region=self.region,
+                                       partition=self.partition)
+        return {"IamIdentity": {"Arn": arn, "PrincipalId": user_id}}
 
     # HyperPod clusters ---------------------------------------------------------------------
     def create_cluster(self) -> ActionResult:
@@ -82,7 +88,7 @@ class ExtendedSageMakerResponse(ModelValidatedResponse, SageMakerResponse):
 
     # Compute quotas --------------------------------------------------------------------------
     def create_compute_quota(self) -> ActionResult:
-        quota = self.hyperpod.governance.create_quota(self.params)
+        quota = self.hyperpod.governance.create_quota(self.params, by=self._caller())
         return self.shaped({"ComputeQuotaArn": quota.arn, "ComputeQuotaId": quota.resource_id})
 
     def describe_compute_quota(self) -> ActionResult:
@@ -90,7 +96,7 @@ class ExtendedSageMakerResponse(ModelValidatedResponse, SageMakerResponse):
         return self.shaped(quota.describe(self.param("ComputeQuotaVersion")))
 
     def update_compute_quota(self) -> ActionResult:
-        quota = self.hyperpod.governance.update_quota(self.params)
+        quota = self.hyperpod.governance.update_quota(self.params, by=self._caller())
         return self.shaped({"ComputeQuotaArn": quota.arn, "ComputeQuotaVersion": quota.version})
 
     def delete_compute_quota(self) -> ActionResult:
@@ -103,7 +109,7 @@ class ExtendedSageMakerResponse(ModelValidatedResponse, SageMakerResponse):
 
     # Cluster policies (scheduler configs) ------------------------------------------------------
     def create_cluster_scheduler_config(self) -> ActionResult:
-        policy = self.hyperpod.governance.create_policy(self.params)
+        policy = self.hyperpod.governance.create_policy(self.params, by=self._caller())
         return self.shaped({"ClusterSchedulerConfigArn": policy.arn, "ClusterSchedulerConfigId": policy.resource_id})
 
     def describe_cluster_scheduler_config(self) -> ActionResult:
@@ -111,7 +117,7 @@ class ExtendedSageMakerResponse(ModelValidatedResponse, SageMakerResponse):
         return self.shaped(policy.describe(self.param("ClusterSchedulerConfigVersion")))
 
     def update_cluster_scheduler_config(self) -> ActionResult:
-        policy = self.hyperpod.governance.update_policy(self.params)
+        policy = self.hyperpod.governance.update_policy(self.params, by=self._caller())
         return self.shaped({"ClusterSchedulerConfigArn": policy.arn, "ClusterSchedulerConfigVersion": policy.version})
 
     def delete_cluster_scheduler_config(self) -> ActionResult:

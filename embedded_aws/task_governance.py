@@ -4,7 +4,9 @@ moto has neither. Both are versioned the way the SageMaker API documents: creati
 version 1 and status ``Created``; every update must name the version it updates
 (``TargetVersion``; a stale one is a ``ConflictException``, the optimistic-concurrency guard
 that keeps two reconcilers from overwriting each other), bumps the version and ends in status
-``Updated``. Old versions stay readable (``Describe...(..., ...Version=N)``).
+``Updated``. Old versions stay readable (``Describe...(..., ...Version=N)``). Describe says who
+created and who last changed each (``CreatedBy``, ``LastModifiedBy``: a ``UserContext`` naming the
+IAM identity that signed the request), as SageMaker does; List summaries do not carry them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ QUOTA_FIELDS = ("Description", "ComputeQuotaConfig", "ComputeQuotaTarget", "Acti
 POLICY_FIELDS = ("Description", "SchedulerConfig")
 TRANSITIONS: list[tuple[str | None, str]] = [("Creating", "Created"), ("Updating", "Updated")]
 BUSY = ("Creating", "Updating", "Deleting")
+UserContext = dict[str, Any]  # SageMaker's UserContext: {"IamIdentity": {"Arn", "PrincipalId"}}
 
 
 class VersionedResource(ManagedState):
@@ -32,7 +35,7 @@ class VersionedResource(ManagedState):
     LABEL = ""
 
     def __init__(self, *, model: str, arn_of: Any, name: str, cluster_arn: str, fields: dict[str, Any],
-                 tags: Any) -> None:
+                 tags: Any, by: UserContext) -> None:
         super().__init__(model, TRANSITIONS)
         self.resource_id = new_resource_id()
         self.arn: str = arn_of(self.KIND, self.resource_id)
@@ -40,6 +43,7 @@ class VersionedResource(ManagedState):
         self.cluster_arn = cluster_arn
         self.created = utcnow()
         self.modified = self.created
+        self.created_by = self.modified_by = by
         self.versions: list[dict[str, Any]] = [copy.deepcopy(fields)]
         self.tags = tag_list(tags)
 
@@ -51,7 +55,7 @@ class VersionedResource(ManagedState):
     def current(self) -> dict[str, Any]:
         return self.versions[-1]
 
-    def update(self, *, target_version: int, changes: dict[str, Any]) -> None:
+    def update(self, *, target_version: int, changes: dict[str, Any], by: UserContext) -> None:
         status = self.status
         if status in BUSY:
             raise sm_conflict(f"{self.LABEL} {self.resource_id} is {status}; retry when the change completes.")
@@ -60,7 +64,11 @@ class VersionedResource(ManagedState):
                               f"of {self.LABEL} {self.resource_id}; describe it and retry with the current version.")
         self.versions.append({**copy.deepcopy(self.current), **copy.deepcopy(changes)})
         self.modified = utcnow()
+        self.modified_by = by
         begin_transition(self, "Updating")
+
+    def who(self) -> dict[str, Any]:
+        return {"CreatedBy": copy.deepcopy(self.created_by), "LastModifiedBy": copy.deepcopy(self.modified_by)}
 
     def snapshot(self, version: int | None) -> dict[str, Any]:
         if version is None:
@@ -74,6 +82,7 @@ class VersionedResource(ManagedState):
 R = TypeVar("R", bound=VersionedResource)
 
 
+
 class ComputeQuota(VersionedResource):
     KIND = "compute-quota"
     LABEL = "Compute quota"
@@ -82,7 +91,7 @@ class ComputeQuota(VersionedResource):
         fields = self.snapshot(version)
         return {"ComputeQuotaArn": self.arn, "ComputeQuotaId": self.resource_id, "Name": self.name,
                 "ComputeQuotaVersion": version or self.version, "Status": self.status, "ClusterArn": self.cluster_arn,
-                "CreationTime": self.created, "LastModifiedTime": self.modified, **copy.deepcopy(fields)}
+                "CreationTime": self.created, "LastModifiedTime": self.modified, **self.who(), **copy.deepcopy(fields)}
 
 
 class SchedulerPolicy(VersionedResource):
@@ -97,7 +106,7 @@ class SchedulerPolicy(VersionedResource):
         return {"ClusterSchedulerConfigArn": self.arn, "ClusterSchedulerConfigId": self.resource_id,
                 "Name": self.name, "ClusterSchedulerConfigVersion": version or self.version, "Status": status,
                 "StatusDetails": {key: status for key in components}, "ClusterArn": self.cluster_arn,
-                "CreationTime": self.created, "LastModifiedTime": self.modified, **copy.deepcopy(fields)}
+                "CreationTime": self.created, "LastModifiedTime": self.modified, **self.who(), **copy.deepcopy(fields)}
 
 
 class GovernanceStore:
@@ -119,7 +128,7 @@ class GovernanceStore:
         return any(r.cluster_arn == cluster_arn for r in resources)
 
     # Compute quotas ---------------------------------------------------------------------------
-    def create_quota(self, params: dict[str, Any]) -> ComputeQuota:
+    def create_quota(self, params: dict[str, Any], *, by: UserContext) -> ComputeQuota:
         cluster = self._governed_cluster(params["ClusterArn"])
         _check_quota_config(params["ComputeQuotaConfig"], cluster)
         if any(q.name == params["Name"] for q in self.quotas.values()):
@@ -131,7 +140,7 @@ class GovernanceStore:
         fields = {key: params[key] for key in QUOTA_FIELDS if key in params}
         fields.setdefault("ActivationState", "Enabled")
         quota = ComputeQuota(model="sagemaker::compute-quota", arn_of=self._arn_of, name=params["Name"],
-                             cluster_arn=cluster.arn, fields=fields, tags=params.get("Tags"))
+                             cluster_arn=cluster.arn, fields=fields, tags=params.get("Tags"), by=by)
         self.quotas[quota.resource_id] = quota
         return quota
 
@@ -140,7 +149,7 @@ class GovernanceStore:
             raise sm_not_found(f"Compute quota {quota_id} not found.")
         return self.quotas[quota_id]
 
-    def update_quota(self, params: dict[str, Any]) -> ComputeQuota:
+    def update_quota(self, params: dict[str, Any], *, by: UserContext) -> ComputeQuota:
         quota = self.quota(params["ComputeQuotaId"])
         changes = {key: params[key] for key in QUOTA_FIELDS if key in params}
         if "ComputeQuotaConfig" in changes:
@@ -148,7 +157,7 @@ class GovernanceStore:
         team = changes.get("ComputeQuotaTarget", {}).get("TeamName")
         if team is not None and team != quota.current["ComputeQuotaTarget"]["TeamName"]:
             raise sm_validation("The team of a compute quota cannot be changed; create a new compute quota.")
-        quota.update(target_version=params["TargetVersion"], changes=changes)
+        quota.update(target_version=params["TargetVersion"], changes=changes, by=by)
         return quota
 
     def delete_quota(self, quota_id: str) -> None:
@@ -159,7 +168,7 @@ class GovernanceStore:
         return _filtered(list(self.quotas.values()), params)
 
     # Cluster policies (scheduler configs) -----------------------------------------------------
-    def create_policy(self, params: dict[str, Any]) -> SchedulerPolicy:
+    def create_policy(self, params: dict[str, Any], *, by: UserContext) -> SchedulerPolicy:
         cluster = self._governed_cluster(params["ClusterArn"])
         _check_scheduler_config(params["SchedulerConfig"])
         if any(p.cluster_arn == cluster.arn for p in self.policies.values()):
@@ -168,7 +177,8 @@ class GovernanceStore:
             raise sm_conflict(f"A cluster policy named {params['Name']} already exists.")
         fields = {key: params[key] for key in POLICY_FIELDS if key in params}
         policy = SchedulerPolicy(model="sagemaker::cluster-scheduler-config", arn_of=self._arn_of,
-                                 name=params["Name"], cluster_arn=cluster.arn, fields=fields, tags=params.get("Tags"))
+                                 name=params["Name"], cluster_arn=cluster.arn, fields=fields, tags=params.get("Tags"),
+                                 by=by)
         self.policies[policy.resource_id] = policy
         return policy
 
@@ -177,12 +187,12 @@ class GovernanceStore:
             raise sm_not_found(f"Cluster policy {policy_id} not found.")
         return self.policies[policy_id]
 
-    def update_policy(self, params: dict[str, Any]) -> SchedulerPolicy:
+    def update_policy(self, params: dict[str, Any], *, by: UserContext) -> SchedulerPolicy:
         policy = self.policy(params["ClusterSchedulerConfigId"])
         changes = {key: params[key] for key in POLICY_FIELDS if key in params}
         if "SchedulerConfig" in changes:
             _check_scheduler_config(changes["SchedulerConfig"])
-        policy.update(target_version=params["TargetVersion"], changes=changes)
+        policy.update(target_version=params["TargetVersion"], changes=changes, by=by)
         return policy
 
     def delete_policy(self, policy_id: str) -> None:

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from hypergov import naming
-from hypergov.hyperpod_requests import compute_quota_request
+from hypergov.hyperpod_requests import compute_quota_request, scheduler_config_request
 from hypergov.model.cluster import Cluster
 from hypergov.model.org import Organization
 from hypergov.model.project import ClusterQuota, Project, SharingStrategy
@@ -182,6 +182,15 @@ class ClusterView:
     def owned_quota_suffix(self) -> str:
         """Every compute quota hypergov names on this cluster ends so (`<team>-on-<cluster>`)."""
         return naming.compute_quota_name("", self.name)
+
+    def scheduler_config_request(self, *, cluster_arn: str) -> dict[str, Any]:
+        """The CreateClusterSchedulerConfig request (without tags) of this cluster's scheduler policy."""
+        scheduler = self.cluster.scheduler
+        return scheduler_config_request(
+            name=naming.scheduler_config_name(self.name), cluster_arn=cluster_arn,
+            priority_classes={pc.name: pc.weight for pc in scheduler.priority_classes},
+            fair_share=scheduler.fair_share, idle_resource_sharing=scheduler.idle_resource_sharing,
+            description=f"hypergov: scheduler policy of cluster {self.name}")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 Action = Literal["create", "update", "replace", "delete", "none"]
-_GONE = frozenset({"Deleted", "Deleting"})
+GONE = frozenset({"Deleted", "Deleting"})
 
 
 class SageMakerClient(Protocol):
@@ -84,6 +84,29 @@ class Change:
     changed: tuple[str, ...] = ()  # dotted paths of the fields that differ
     tags_to_set: dict[str, str] = field(default_factory=dict)
     tags_to_remove: tuple[str, ...] = ()
+
+
+def address(kind: Kind, name: str) -> str:
+    """How plans and drift reports name a HyperPod object."""
+    return f"hyperpod:{kind.noun}:{name}"
+
+
+def resource_type(kind: Kind) -> str:
+    return f"sagemaker:{kind.noun}"
+
+
+def value_at(value: Any, path: str) -> Any:
+    """The value at a dotted path as `differences` spells it (`a.b[0].c`); None where it has none."""
+    current = value
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        if part.startswith("["):
+            index = int(part[1:-1])
+            current = current[index] if isinstance(current, list) and index < len(current) else None
+        else:
+            current = current.get(part) if isinstance(current, Mapping) else None
+    return current
 
 
 def _snake(name: str) -> str:
@@ -154,7 +177,7 @@ def observe(client: SageMakerClient, kind: Kind, *, name: str, cluster_arn: str)
             kwargs["NextToken"] = token
         page = getattr(client, kind.list_op)(**kwargs)
         for summary in page.get(kind.list_key, []):
-            if summary.get("Name") == name and summary.get("Status") not in _GONE:
+            if summary.get("Name") == name and summary.get("Status") not in GONE:
                 return describe(client, kind, summary[kind.id_key])
         token = page.get("NextToken")
         if not token:

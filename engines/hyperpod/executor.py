@@ -44,7 +44,7 @@ class HyperPodObject:
 
     @property
     def address(self) -> str:
-        return f"hyperpod:{self.kind.noun}:{self.name}"
+        return driver.address(self.kind, self.name)
 
 
 def _pascal(value: Any) -> Any:
@@ -171,23 +171,10 @@ def to_change(item: PlannedObject) -> ResourceChange:
     action = _ACTIONS[item.change.action]
     before = item.observed.fields if item.observed else {}
     after = item.obj.request if item.obj else {}
-    attributes = tuple(AttributeChange(path=p, before=_dig(before, p), after=_dig(after, p))
+    attributes = tuple(AttributeChange(path=p, before=driver.value_at(before, p), after=driver.value_at(after, p))
                        for p in item.change.changed) if action in (Action.UPDATE, Action.REPLACE) else ()
     if item.change.tags_to_set or item.change.tags_to_remove:
         attributes += (AttributeChange(path="Tags", before=item.observed.tags if item.observed else {},
                                        after=dict(item.obj.tags) if item.obj else {}),)
-    return ResourceChange(address=f"hyperpod:{item.kind.noun}:{item.name}", type=f"sagemaker:{item.kind.noun}",
+    return ResourceChange(address=driver.address(item.kind, item.name), type=driver.resource_type(item.kind),
                           name=item.name, action=action, executor="hyperpod", attributes=attributes)
-
-
-def _dig(value: Any, path: str) -> Any:
-    current = value
-    for part in path.replace("[", ".[").split("."):
-        if not part:
-            continue
-        if part.startswith("["):
-            index = int(part[1:-1])
-            current = current[index] if isinstance(current, list) and index < len(current) else None
-        else:
-            current = current.get(part) if isinstance(current, Mapping) else None
-    return current

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import boto3
 import pytest
 
 from .conftest import assert_complete, error_of
@@ -70,6 +71,31 @@ def test_update_bumps_version_and_keeps_history(sagemaker: Any, ctx: Ctx) -> Non
     assert current["ComputeQuotaConfig"]["ComputeQuotaResources"][0]["Count"] == 3
     assert first["ComputeQuotaConfig"]["ComputeQuotaResources"][0]["Count"] == 1
     assert current["Description"] == "NLP team quota"  # members not sent are kept
+
+
+def test_describe_names_who_created_and_who_last_changed_it(aws: Any, sagemaker: Any, client: Callable[..., Any],
+                                                           account: str, ctx: Ctx) -> None:
+    # As SageMaker does: a UserContext naming the IAM identity that signed the request, the one
+    # STS GetCallerIdentity names for the same credentials (an assumed role: its session ARN).
+    creator = client("sts").get_caller_identity()
+    trust = '{"Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}'
+    role = client("iam").create_role(RoleName="console-user", AssumeRolePolicyDocument=trust)["Role"]
+    creds = client("sts").assume_role(RoleArn=role["Arn"], RoleSessionName="alice")["Credentials"]
+    session = boto3.session.Session(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                                    aws_session_token=creds["SessionToken"])
+    as_alice = {"endpoint_url": aws.endpoint_url, "region_name": sagemaker.meta.region_name}
+    alice = session.client("sts", **as_alice).get_caller_identity()
+    config = quota_request(ctx["arn"], count=2)["ComputeQuotaConfig"]
+    session.client("sagemaker", **as_alice).update_compute_quota(ComputeQuotaId=ctx["id"], TargetVersion=1,
+                                                                 ComputeQuotaConfig=config)
+
+    described = sagemaker.describe_compute_quota(ComputeQuotaId=ctx["id"])
+    listed = sagemaker.list_compute_quotas(ClusterArn=ctx["arn"])["ComputeQuotaSummaries"]
+
+    assert described["CreatedBy"]["IamIdentity"] == {"Arn": creator["Arn"], "PrincipalId": creator["UserId"]}
+    assert described["LastModifiedBy"]["IamIdentity"] == {"Arn": alice["Arn"], "PrincipalId": alice["UserId"]}
+    assert alice["Arn"].endswith(":assumed-role/console-user/alice")
+    assert "LastModifiedBy" not in listed[0]  # the summary shape carries no UserContext
 
 
 def test_list_filters_sorts_and_pages(sagemaker: Any, ctx: Ctx) -> None:

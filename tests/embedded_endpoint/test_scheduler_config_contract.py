@@ -65,6 +65,18 @@ def test_update_with_current_version_bumps_it(sagemaker: Any, ctx: Ctx) -> None:
         ("Updated", "Disabled", "v3")
 
 
+def test_describe_names_who_created_and_who_last_changed_it(sagemaker: Any, client: Callable[..., Any],
+                                                           ctx: Ctx) -> None:
+    caller = client("sts").get_caller_identity()
+    sagemaker.update_cluster_scheduler_config(ClusterSchedulerConfigId=ctx["id"], TargetVersion=1,
+                                              SchedulerConfig={**SCHEDULER, "FairShare": "Disabled"})
+
+    described = sagemaker.describe_cluster_scheduler_config(ClusterSchedulerConfigId=ctx["id"])
+
+    for who in ("CreatedBy", "LastModifiedBy"):
+        assert described[who]["IamIdentity"] == {"Arn": caller["Arn"], "PrincipalId": caller["UserId"]}
+
+
 def test_list_and_delete(sagemaker: Any, ctx: Ctx) -> None:
     listed = sagemaker.list_cluster_scheduler_configs(ClusterArn=ctx["arn"])
     sagemaker.delete_cluster_scheduler_config(ClusterSchedulerConfigId=ctx["id"])
