@@ -81,7 +81,8 @@ def test_describe_names_who_created_and_who_last_changed_it(aws: Any, sagemaker:
     trust = '{"Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}'
     role = client("iam").create_role(RoleName="console-user", AssumeRolePolicyDocument=trust)["Role"]
     creds = client("sts").assume_role(RoleArn=role["Arn"], RoleSessionName="alice")["Credentials"]
-    session = boto3.session.Session(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+    session = boto3.session.Session(aws_access_key_id=creds["AccessKeyId"],
+                                    aws_secret_access_key=creds["SecretAccessKey"],
                                     aws_session_token=creds["SessionToken"])
     as_alice = {"endpoint_url": aws.endpoint_url, "region_name": sagemaker.meta.region_name}
     alice = session.client("sts", **as_alice).get_caller_identity()
