@@ -307,16 +307,22 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
     sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
 
 
-@click.command("drift", epilog="Exit status: 0 no drift, 2 drift found, 1 any error (a stack that could not be "
-               "scanned included: an incomplete scan never reads as no drift), 75 state directory busy.")
+@click.command("drift", epilog="Exit status: 0 no drift, 2 drift found, 1 any error (a stack or cluster that could "
+               "not be scanned included: an incomplete scan never reads as no drift), 75 state directory busy.")
 @_common
-@click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON (README: Drift).")
 @cli_errors
 def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
-    """Compare live AWS state with each stack's last applied state (refresh-only plans,
-    terraform.parallelism stacks at a time). A stack never applied has nothing to drift.
+    """Compare live AWS state with the tree: the HyperPod task-governance objects of every cluster
+    stack (compute quotas, scheduler config) read live with list calls and compared with what the
+    stack declares (changed, missing, unmanaged), and each stack's terraform state refreshed
+    (refresh-only plans, terraform.parallelism stacks at a time; a stack never applied has nothing
+    to refresh).
     """
+    from cli.drift import drift_exit, drift_json, drift_text, scan_summary
+    from engines.live.scan import scan_tree
     from hypergov.validate import load_valid_tree
+    from stacks.spec import plan_stacks
 
     settings = load_cli_settings(settings_file, config_dir)
     tree = load_valid_tree(settings.config_dir)
@@ -328,25 +334,28 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         click.echo(f"refreshed {stack}: {state}", err=True)
 
     with _state_lock(settings):
+        scan = scan_tree(settings.aws, tree, [s for s in plan_stacks(tree) if s.name in names])
+        click.echo(scan_summary(scan, names), err=True)
         outcomes = cli_engine(settings, tree).refresh_many(names, progress=progress)
-    drifts = [o for o in outcomes.values() if isinstance(o, Drift)]
-    failures = {n: o for n, o in outcomes.items() if isinstance(o, Failure)}
     if as_json:
-        payload: list[dict[str, Any]] = [{"stack": d.stack, "drifted": d.drifted, "changes": [
-            {"address": c.address, "action": c.action.value,
-             "attributes": [{"path": a.path, "before": a.before, "after": a.after} for a in c.attributes]}
-            for c in d.changes]} for d in drifts]
-        payload += [{"stack": n, "error": f.as_dict()} for n, f in sorted(failures.items())]
-        click.echo(json.dumps(payload, indent=2, default=str))
+        click.echo(json.dumps(drift_json(scan, outcomes, commit=_tree_commit(settings)), indent=2, default=str))
     else:
-        for d in drifts:
-            click.echo(f"{d.stack}: {'DRIFTED' if d.drifted else 'in sync'}")
-            for c in d.changes:
-                diffs = ", ".join(f"{a.path} {a.before!r} -> {a.after!r}" for a in c.attributes)
-                click.echo(f"  ~ {c.address}: {diffs}")
-        _report_failures(failures)
-    # an incomplete scan must not read as "no drift"
-    sys.exit(1 if failures else EXIT_CHANGES if any(d.drifted for d in drifts) else 0)
+        lines, errors = drift_text(scan, outcomes)
+        for line in lines:
+            click.echo(line)
+        for line in errors:
+            click.echo(f"ERROR {line}", err=True)
+    sys.exit(drift_exit(scan, outcomes))
+
+
+def _tree_commit(settings: Settings) -> str | None:
+    """The commit of the tree that was compared (`-dirty` with uncommitted changes; None outside Git)."""
+    from reconciler.audit import source_commit
+
+    try:
+        return source_commit(locate_tree(settings.config_dir).repo, settings.config_dir)
+    except NotInRepositoryError:
+        return None
 
 
 COMMANDS = (plan_cmd, apply_cmd, drift_cmd)  # `hypergov reconcile`: cli/reconcile.py

@@ -19,17 +19,21 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import botocore.session
 
+from engines.aws_clients import AwsClients
 from engines.hyperpod import driver
-from engines.live.hyperpod import GovernedCluster, LiveObject, compare
+from engines.live.hyperpod import GovernedCluster, LiveObject, compare, governed_clusters
 from engines.live.items import DriftItem, LiveScan, ScanFailure, user_of
 from engines.outcomes import Failure, guarded
+from engines.settings import AwsSettings
+from hypergov.model.tree import GovernanceTree
+from stacks.spec import StackSpec
 
 ClientFor = Callable[[str, str], driver.SageMakerClient]  # (account, region) -> SageMaker client
 DEFAULT_CONCURRENCY = 8
@@ -147,3 +151,16 @@ def _one_client_per_place(client_for: ClientFor) -> ClientFor:
             return made[(account, region)]
 
     return client
+
+
+def scan_tree(settings: AwsSettings, tree: GovernanceTree, specs: Iterable[StackSpec], *,
+              concurrency: int = DEFAULT_CONCURRENCY) -> LiveScan:
+    """The live scan of the task-governance clusters of the cluster stacks among `specs`, with
+    clients as the settings say (the embedded endpoint or AWS; a role assumed in member accounts)."""
+    governed = governed_clusters(tree, specs)
+    clients = AwsClients(settings=settings, partition=tree.org.model.partition if tree.org else "aws")
+    if governed:
+        clients.require_credentials()
+    return scan_hyperpod(governed, lambda account, region: clients.client("sagemaker", region=region,
+                                                                            account=account),
+                         concurrency=concurrency)
