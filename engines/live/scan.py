@@ -20,6 +20,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -57,7 +58,7 @@ def _returned_members(operation: str, list_key: str) -> frozenset[str]:
     return frozenset(shape.members)
 
 
-class _Calls:
+class CallCounter:
     """Calls a client operation and counts it (thread-safe: clusters are read side by side)."""
 
     def __init__(self) -> None:
@@ -71,7 +72,7 @@ class _Calls:
         return result
 
 
-def _listed(client: driver.SageMakerClient, kind: driver.Kind, cluster_arn: str, calls: _Calls) -> list[Any]:
+def _listed(client: driver.SageMakerClient, kind: driver.Kind, cluster_arn: str, calls: CallCounter) -> list[Any]:
     summaries: list[Any] = []
     token: str | None = None
     while True:
@@ -85,7 +86,8 @@ def _listed(client: driver.SageMakerClient, kind: driver.Kind, cluster_arn: str,
             return summaries
 
 
-def read_live(client: driver.SageMakerClient, kind: driver.Kind, cluster_arn: str, calls: _Calls) -> list[LiveObject]:
+def read_live(client: driver.SageMakerClient, kind: driver.Kind, cluster_arn: str,
+              calls: CallCounter) -> list[LiveObject]:
     """The live objects of `kind` on the cluster (those being deleted left out), described only
     where the summaries carry no configuration."""
     summaries = [s for s in _listed(client, kind, cluster_arn, calls) if s.get("Status") not in driver.GONE]
@@ -97,7 +99,7 @@ def read_live(client: driver.SageMakerClient, kind: driver.Kind, cluster_arn: st
             for s in summaries]
 
 
-def scan_cluster(client: driver.SageMakerClient, cluster: GovernedCluster, calls: _Calls) -> list[DriftItem]:
+def scan_cluster(client: driver.SageMakerClient, cluster: GovernedCluster, calls: CallCounter) -> list[DriftItem]:
     quotas = read_live(client, driver.COMPUTE_QUOTA, cluster.arn, calls)
     configs = read_live(client, driver.SCHEDULER_CONFIG, cluster.arn, calls)
     items = compare(cluster, quotas=quotas, scheduler_configs=configs)
@@ -106,7 +108,7 @@ def scan_cluster(client: driver.SageMakerClient, cluster: GovernedCluster, calls
             if item.changed_by is None and item.address in live else item for item in items]
 
 
-def _attributed(client: driver.SageMakerClient, item: DriftItem, live: LiveObject, calls: _Calls) -> DriftItem:
+def _attributed(client: driver.SageMakerClient, item: DriftItem, live: LiveObject, calls: CallCounter) -> DriftItem:
     """The item with who last changed the object (Describe returns LastModifiedBy; summaries do not)."""
     found = calls(client, driver.COMPUTE_QUOTA.op("describe"), ComputeQuotaId=live.id)
     who = user_of(found.get("LastModifiedBy") or found.get("CreatedBy"))
@@ -116,11 +118,9 @@ def _attributed(client: driver.SageMakerClient, item: DriftItem, live: LiveObjec
 def scan_hyperpod(governed: Sequence[GovernedCluster], client_for: ClientFor, *,
                   concurrency: int = DEFAULT_CONCURRENCY) -> LiveScan:
     """Every governed cluster's drift; a cluster that could not be read is a failure, not a clean result."""
-    from concurrent.futures import ThreadPoolExecutor
-
     scanned_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.monotonic()
-    calls = _Calls()
+    calls = CallCounter()
     client_of = _one_client_per_place(client_for)
 
     def work(cluster: GovernedCluster) -> list[DriftItem]:
