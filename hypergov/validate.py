@@ -50,6 +50,18 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def held_until_exit() -> Iterator[None]:
+    """For a command that loads trees and holds them until it exits: the collector is paused
+    while they are built, then everything alive leaves its reach (`gc.freeze`). Else, once
+    resumed, its passes rescan the trees (a merge request's two 1,000-project trees: ~0.6 s of
+    collections during the later imports and graph capture). Frozen objects are still freed by
+    reference counting; only cyclic garbage made meanwhile stays until the process exits."""
+    with gc_paused():
+        yield
+        gc.freeze()
+
+
 def validate_files(files: TreeFiles, *, display_root: str = "config",
                    reuse: LoadedFiles | None = None) -> ValidationReport:
     """Load and run every rule; `reuse` (`hypergov.loader.LoadedFiles`) skips loading files

@@ -207,20 +207,21 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
     from hypergov.gitsource import read_tree_at
     from hypergov.loader import LoadedFiles
     from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import require_valid, shown_root, validate_files
+    from hypergov.validate import held_until_exit, require_valid, shown_root, validate_files
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, scope
 
     # Base and head share all but the changed files: each file is parsed and checked once, and
     # the base's problems (never shown) name files as the head's do, so that they are shared.
     loaded, shown = LoadedFiles(), shown_root(settings.config_dir)
-    head_files = read_tree_dir(settings.config_dir)
-    head = require_valid(validate_files(head_files, display_root=shown, reuse=loaded))
-    try:
-        where = locate_tree(settings.config_dir)
-        base_files = read_tree_at(where.repo, base_ref, where.subdir)
-    except (RefNotFoundError, NotInRepositoryError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    base_report = validate_files(base_files, display_root=shown, reuse=loaded)
+    with held_until_exit():
+        head_files = read_tree_dir(settings.config_dir)
+        head = require_valid(validate_files(head_files, display_root=shown, reuse=loaded))
+        try:
+            where = locate_tree(settings.config_dir)
+            base_files = read_tree_at(where.repo, base_ref, where.subdir)
+        except (RefNotFoundError, NotInRepositoryError) as exc:
+            raise click.UsageError(str(exc)) from exc
+        base_report = validate_files(base_files, display_root=shown, reuse=loaded)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
     approvals = required_approvals(base_files, head_files, base_report.tree)
