@@ -7,9 +7,10 @@ clusters); the state directory is warmed by one run of the same command (provide
 the affected stack initialised); then the command is timed, best of `--repeat`. The goal is a
 cost that does not grow with the org: under 10 s at 1,000 projects and within 1.3x of the
 10-project org. Also recorded: where the time goes (`benchmarks.mr_phases`, one more run) and the
-import time (`python -X importtime`, one more run).
+import time (`python -X importtime`, one more run). `--compare DIR` times another checkout (e.g.
+the code before a change) in turns with this one, on the same repository and endpoint.
 
-Run: `python -m benchmarks.bench_mr [--projects 10 1000] [--repeat 3]`.
+Run: `python -m benchmarks.bench_mr [--projects 10 1000] [--repeat 3] [--compare DIR]`.
 """
 
 from __future__ import annotations
@@ -70,20 +71,23 @@ def change_one_budget(config: Path) -> str:
     return path
 
 
-def command_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This checkout's code (not whichever hypergov is installed), the settings file of the repo."""
+def command_env(code: Path = REPO_ROOT, *, state_dir: Path | None = None,
+                extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The code of checkout `code` (not whichever hypergov is installed), the repo's settings
+    file, and `state_dir` instead of the one it names."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HYPERGOV_")}
     env.update(CREDENTIALS)
-    env["PYTHONPATH"] = str(REPO_ROOT)
+    env["PYTHONPATH"] = str(code)
+    if state_dir is not None:
+        env["HYPERGOV_STATE_DIR"] = str(state_dir)
     return {**env, **(extra or {})}
 
 
-def run_command(root: Path, *, how: tuple[str, ...] = HYPERGOV,
-                env: dict[str, str] | None = None) -> tuple[float, str]:
+def run_command(root: Path, env: dict[str, str], *, how: tuple[str, ...] = HYPERGOV) -> tuple[float, str]:
     """Wall seconds of one run of the command, and its stderr; exits on an unexpected status."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *how, *COMMAND], cwd=root, env=env or command_env(),
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run([sys.executable, *how, *COMMAND], cwd=root, env=env, capture_output=True, text=True,
+                          check=False)
     wall = time.perf_counter() - start
     if proc.returncode != EXIT_CHANGES:
         sys.exit(f"`hypergov {' '.join(COMMAND)}` exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
@@ -105,7 +109,9 @@ def import_seconds(stderr: str) -> float:
     return total / 1e6
 
 
-def measure(projects: int, *, repeat: int) -> dict[str, Any]:
+def measure(projects: int, *, repeat: int, compare: Path | None) -> dict[str, Any]:
+    """Best of `repeat` for this checkout and, with `compare`, for that one too, their runs
+    taking turns (a shared machine's load then weighs on both alike), each on its own state."""
     with tempfile.TemporaryDirectory(prefix=f"bench-mr-{projects}-") as tmp:
         root = Path(tmp) / "repo"
         config = make_org_repo(root, projects=projects)
@@ -113,39 +119,62 @@ def measure(projects: int, *, repeat: int) -> dict[str, Any]:
         try:
             write_settings(root, endpoint_url=endpoint.endpoint_url, state_dir=Path(tmp) / "state")
             changed = change_one_budget(config)
-            warm_s, stderr = run_command(root)  # providers installed, the affected stack initialised
-            walls = [run_command(root)[0] for _ in range(repeat)]
+            envs = {"this": command_env(state_dir=Path(tmp) / "state")}
+            if compare is not None:
+                envs["compare"] = command_env(compare, state_dir=Path(tmp) / "state-compare")
+            warm = {name: run_command(root, env) for name, env in envs.items()}  # providers, stack initialised
+            walls: dict[str, list[float]] = {name: [] for name in envs}
+            for _ in range(repeat):
+                for name, env in envs.items():
+                    walls[name].append(run_command(root, env)[0])
             phases_file = Path(tmp) / "phases.json"
-            run_command(root, how=PHASED,
-                        env=command_env({"HYPERGOV_BENCH_PHASES": str(phases_file)}))
-            _, importtime = run_command(root, how=IMPORTTIME)
+            run_command(root, command_env(state_dir=Path(tmp) / "state",
+                                          extra={"HYPERGOV_BENCH_PHASES": str(phases_file)}), how=PHASED)
+            _, importtime = run_command(root, envs["this"], how=IMPORTTIME)
         finally:
             endpoint.stop()
         phases = json.loads(phases_file.read_text())
-    return {"projects": projects, "clusters": clusters_for(projects), "changed": changed,
-            "affected": affected_count(stderr), "warm_up_s": warm_s, "wall_s": min(walls), "walls_s": walls,
-            "imports_s": import_seconds(importtime), **phases}
+    result = {"projects": projects, "clusters": clusters_for(projects), "changed": changed,
+              "affected": affected_count(warm["this"][1]), "warm_up_s": warm["this"][0], "wall_s": min(walls["this"]),
+              "walls_s": walls["this"], "imports_s": import_seconds(importtime), **phases}
+    if compare is not None:
+        result.update({"compare_wall_s": min(walls["compare"]), "compare_walls_s": walls["compare"],
+                       "compare_affected": affected_count(warm["compare"][1])})
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--projects", type=int, nargs="+", default=[10, 1000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--compare", type=Path, help="another checkout of hypergov (e.g. `git archive` of the "
+                        "commit before a change), timed in turns with this one")
     args = parser.parse_args()
-    results = [measure(n, repeat=args.repeat) for n in args.projects]
+    compare = args.compare.resolve() if args.compare else None
+    results = [measure(n, repeat=args.repeat, compare=compare) for n in args.projects]
+    headers = ["projects", "clusters", "wall s", "affected stacks", "imports s"]
+    rows: list[list[object]] = [[r["projects"], r["clusters"], r["wall_s"], r["affected"], r["imports_s"]]
+                                for r in results]
+    if compare is not None:
+        headers += [f"wall s ({compare.name})", "speed-up"]
+        for row, r in zip(rows, results, strict=True):
+            row += [r["compare_wall_s"], f"{r['compare_wall_s'] / r['wall_s']:.2f}x"]
     print_table(f"`hypergov {' '.join(COMMAND)}`, one budget changed, warm state (best of {args.repeat})",
-                ["projects", "clusters", "wall s", "affected stacks", "imports s"],
-                [[r["projects"], r["clusters"], r["wall_s"], r["affected"], r["imports_s"]] for r in results])
+                headers, rows)
     for r in results:
         print_table(f"where the time goes at {r['projects']} projects (one more run, timed per phase)",
                     ["phase", "s", "calls"], [[name, p["s"], p["calls"]] for name, p in r["phases"].items()]
                     + [["start-up: imports before the command", r["setup_s"], 1]])
-    payload: dict[str, Any] = {"command": ["hypergov", *COMMAND], "repeat": args.repeat, "results": results}
+    payload: dict[str, Any] = {"command": ["hypergov", *COMMAND], "repeat": args.repeat,
+                               "compare": str(compare) if compare else None, "results": results}
     if len(results) >= 2:
         ratio = results[-1]["wall_s"] / results[0]["wall_s"]
         payload["ratio_largest_over_smallest"] = ratio
         print(f"\n{results[-1]['projects']} / {results[0]['projects']} projects: {ratio:.2f}x "
               "(goal: under 10 s and within 1.3x)")
+        if compare is not None:
+            payload["compare_ratio_largest_over_smallest"] = (results[-1]["compare_wall_s"]
+                                                              / results[0]["compare_wall_s"])
     write_results("mr", payload)
 
 
