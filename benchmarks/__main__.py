@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-ALL = ("validate", "containment", "capacity", "embedded_aws", "graph", "plan")
+ALL = ("validate", "containment", "capacity", "embedded_aws", "graph", "plan", "mr")
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import print_table, write_results
-from benchmarks.synthetic import generate_org
+from benchmarks.synthetic import generate_org, one_budget_changed
 from embedded_aws import EmbeddedAwsProcess
 from engines.factory import terraform_engine
 from engines.plan import Plan, StackName
@@ -26,17 +26,6 @@ from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
-
-
-def _one_project_changed(files: dict[str, bytes]) -> dict[str, bytes]:
-    changed = dict(files)
-    path = sorted(p for p in files if p.startswith("projects/"))[0]
-    text = changed[path].decode()
-    marker = "monthly_usd: "
-    start = text.index(marker) + len(marker)
-    end = text.index("\n", start)
-    changed[path] = (text[:start] + str(int(text[start:end]) + 1000) + text[end:]).encode()
-    return changed
 
 
 def main() -> None:
@@ -65,7 +54,7 @@ def main() -> None:
             if errors:
                 raise SystemExit(f"{len(errors)} stack(s) failed to plan: {errors[:3]}")
 
-            head = validate_files(_one_project_changed(files))
+            head = validate_files(one_budget_changed(files)[0])
             start = time.perf_counter()
             affected = affected_stacks(base.tree, head.tree)
             detect_s = time.perf_counter() - start

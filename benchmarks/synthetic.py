@@ -46,6 +46,19 @@ def generate_org(*, projects: int, clusters: int, seed: int) -> dict[str, bytes]
     return dict(sorted(files.items()))
 
 
+def one_budget_changed(files: dict[str, bytes]) -> tuple[dict[str, bytes], str]:
+    """The tree with the first project's monthly budget raised by 1,000 USD, and that file's path:
+    the smallest change a merge request makes (one project stack affected)."""
+    changed = dict(files)
+    path = sorted(p for p in files if p.startswith("projects/"))[0]
+    text = changed[path].decode()
+    marker = "monthly_usd: "
+    start = text.index(marker) + len(marker)
+    end = text.index("\n", start)
+    changed[path] = (text[:start] + str(int(text[start:end]) + 1000) + text[end:]).encode()
+    return changed, path
+
+
 def _dump(data: dict[str, Any]) -> bytes:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False).encode()
 

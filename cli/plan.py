@@ -210,26 +210,32 @@ def _merge_request_plan(
     from capacity.render import render_markdown as capacity_markdown
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
+    from hypergov.loader import LoadedFiles
     from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import validate_dir, validate_files
+    from hypergov.validate import held_until_exit, shown_root, validate_files
     from hypergov.validation_markdown import invalid_tree_markdown
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
 
-    head_report = validate_dir(settings.config_dir)
-    if not head_report.ok:
-        if markdown_file:
-            markdown_file.write_text(invalid_tree_markdown(head_report.problems))
-        raise InvalidTreeError(head_report)
-    head = head_report.tree
-    try:
-        where = locate_tree(settings.config_dir)
-        base_files = read_tree_at(where.repo, base_ref, where.subdir)
-    except (RefNotFoundError, NotInRepositoryError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    base_report = validate_files(base_files)
+    # Base and head share all but the changed files: each file is parsed and checked once, and
+    # the base's problems (never shown) name files as the head's do, so that they are shared.
+    loaded, shown = LoadedFiles(), shown_root(settings.config_dir)
+    with held_until_exit():
+        head_files = read_tree_dir(settings.config_dir)
+        head_report = validate_files(head_files, display_root=shown, reuse=loaded)
+        if not head_report.ok:  # the merge request still gets its comment: the problems, file:line
+            if markdown_file:
+                markdown_file.write_text(invalid_tree_markdown(head_report.problems))
+            raise InvalidTreeError(head_report)
+        head = head_report.tree
+        try:
+            where = locate_tree(settings.config_dir)
+            base_files = read_tree_at(where.repo, base_ref, where.subdir)
+        except (RefNotFoundError, NotInRepositoryError) as exc:
+            raise click.UsageError(str(exc)) from exc
+        base_report = validate_files(base_files, display_root=shown, reuse=loaded)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
-    approvals = required_approvals(base_files, read_tree_dir(settings.config_dir), base_report.tree)
+    approvals = required_approvals(base_files, head_files, base_report.tree)
     mr = scope(base_report.tree, head)
     engine = cli_engine(settings, head)
     if not quiet:

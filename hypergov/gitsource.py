@@ -9,7 +9,7 @@ loader, so a commit and its checkout report the same problems."""
 from __future__ import annotations
 
 import os
-import posixpath
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,25 +77,67 @@ def read_tree_at(repo_path: str | os.PathLike[str], ref: str, subdir: str = "con
         if marker is None:
             raise RefNotFoundError(f"'{prefix}' at {ref} is a file, not a directory")
         return {ROOT: marker}
+    return _read_tree(repo, node.hexsha)
+
+
+def _read_tree(repo: git.Repo, tree_sha: str) -> dict[str, TreeEntry]:
+    """Every entry of a tree object with two git processes: one listing (`ls-tree -r -t`, depth
+    first, each tree before its entries: the order a recursive walk visits them), one read of
+    all the blobs (`cat-file --batch`). One request per object instead was 0.3 s at 3,000 files.
+    Hidden entries and what lies under them are skipped, as the directory reader does; a
+    directory named like a config file is a marker, and nothing under it is read."""
     files: dict[str, TreeEntry] = {}
-    _walk(node, "", files)
+    blobs: dict[str, tuple[str, bool]] = {}  # path -> (blob id, is a symbolic link)
+    for mode, kind, sha, rel in _ls_tree(repo, tree_sha):
+        parts = rel.split("/")
+        if len(files) > MAX_TREE_FILES or any(p.startswith(".") for p in parts) \
+                or any(p.endswith(CONFIG_SUFFIX) for p in parts[:-1]):
+            continue
+        if kind == "tree":
+            if rel.endswith(CONFIG_SUFFIX):
+                files[rel] = NotAFile("directory")
+        elif kind == "commit":
+            files[rel] = NotAFile("Git submodule", sha)
+        else:
+            files[rel] = b""  # the place in walk order; the content comes from the one batch read
+            blobs[rel] = (sha, int(mode, 8) == SYMLINK_MODE)
+    contents = _cat_blobs(repo, [sha for sha, _ in blobs.values()])
+    for rel, (sha, is_link) in blobs.items():
+        files[rel] = NotAFile("symbolic link", os.fsdecode(contents[sha])) if is_link else contents[sha]
     return dict(sorted(files.items()))
 
 
-def _walk(tree: git.Tree, rel_dir: str, files: dict[str, TreeEntry]) -> None:
-    """Depth-first over one tree object; hidden entries are skipped, as the directory reader does."""
-    for item in tree:
-        name = posixpath.basename(str(item.path))  # a submodule entry has a path but no `name`
-        if name.startswith(".") or len(files) > MAX_TREE_FILES:
-            continue
-        rel = f"{rel_dir}/{name}" if rel_dir else name
-        if isinstance(item, git.Tree) and not name.endswith(CONFIG_SUFFIX):
-            _walk(item, rel, files)
-        elif isinstance(item, git.Tree):
-            files[rel] = NotAFile("directory")
-        else:
-            marker = _marker(item)
-            files[rel] = marker if marker is not None else item.data_stream.read()
+def _git(repo: git.Repo, *args: str, stdin: bytes = b"") -> bytes:
+    command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", f"--git-dir={repo.git_dir}", *args]
+    proc = subprocess.run(command, input=stdin, capture_output=True, check=False)
+    if proc.returncode:
+        raise git.GitCommandError(command, proc.returncode, proc.stderr)
+    return proc.stdout
+
+
+def _ls_tree(repo: git.Repo, tree_sha: str) -> list[tuple[str, str, str, str]]:
+    """(mode, type, object id, path) of every entry under the tree, trees included."""
+    rows = []
+    for record in _git(repo, "ls-tree", "-r", "-t", "-z", "--full-tree", tree_sha).split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, kind, sha = meta.decode().split(" ")
+            rows.append((mode, kind, sha, os.fsdecode(path)))
+    return rows
+
+
+def _cat_blobs(repo: git.Repo, shas: list[str]) -> dict[str, bytes]:
+    """The content of each blob, from one `git cat-file --batch`."""
+    out = _git(repo, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha in dict.fromkeys(shas)).encode())
+    contents: dict[str, bytes] = {}
+    at = 0
+    while at < len(out):
+        header_end = out.index(b"\n", at)
+        sha, _, size = out[at:header_end].decode().split(" ")
+        start = header_end + 1
+        contents[sha] = out[start:start + int(size)]
+        at = start + int(size) + 1  # the content is followed by a newline
+    return contents
 
 
 def _marker(item: object) -> NotAFile | None:

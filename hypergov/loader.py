@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
@@ -30,8 +31,39 @@ ORG_FILE = "org.yaml"
 IGNORED_SUFFIXES = (".md", ".txt", ".json")
 
 
-def load_tree(files: TreeFiles, *, display_root: str = "config") -> tuple[GovernanceTree, list[Problem]]:
-    """Parse and schema-check every object file of the tree."""
+@dataclass(frozen=True)
+class FileLoad:
+    """What one object file gave: its validated object (None when unusable) and its problems."""
+
+    obj: Sourced[Any] | None
+    problems: tuple[Problem, ...]
+
+
+class LoadedFiles:
+    """The loads of the files of one tree, to reuse for a file with the same path, display name
+    and bytes in another: a merge request's base and head share all but a few files, and parsing
+    and schema-checking them is most of a load (~0.3 s of a 1,000-project tree). Sharing is
+    safe: documents are not changed once parsed and the models are frozen."""
+
+    def __init__(self) -> None:
+        self._by_file: dict[tuple[str, str], tuple[bytes, FileLoad]] = {}
+
+    def get(self, rel: str, shown: str, data: bytes) -> FileLoad | None:
+        found = self._by_file.get((rel, shown))
+        return found[1] if found is not None and found[0] == data else None
+
+    def put(self, rel: str, shown: str, data: bytes, load: FileLoad) -> None:
+        self._by_file[(rel, shown)] = (data, load)
+
+
+_MODELS: dict[str, type[BaseModel]] = {"org": Organization, "cluster": Cluster, "project": Project,
+                                       "workload": WorkloadClass}
+
+
+def load_tree(files: TreeFiles, *, display_root: str = "config",
+              reuse: LoadedFiles | None = None) -> tuple[GovernanceTree, list[Problem]]:
+    """Parse and schema-check every object file of the tree; with `reuse`, files loaded there
+    before are not loaded again, and the files loaded now are added to it."""
     tree = GovernanceTree()
     problems: list[Problem] = []
 
@@ -67,22 +99,32 @@ def load_tree(files: TreeFiles, *, display_root: str = "config") -> tuple[Govern
             tree.cluster_files.add(name)
         elif kind == "project":
             tree.project_files.add(name)
-        doc, doc_problems = parse_document(data, shown)
-        problems.extend(doc_problems)
-        if doc.data is None:
+        loaded = reuse.get(rel, shown, data) if reuse is not None else None
+        if loaded is None:
+            loaded = _load_file(kind, name, data, shown)
+            if reuse is not None:
+                reuse.put(rel, shown, data, loaded)
+        problems.extend(loaded.problems)
+        if loaded.obj is None:
             continue
         if kind == "org":
-            tree.org = _validate(Organization, name, doc, problems)
+            tree.org = loaded.obj
         elif kind == "cluster":
-            _store(tree.clusters, name, _validate(Cluster, name, doc, problems))
+            tree.clusters[name] = loaded.obj
         elif kind == "project":
-            _store(tree.projects, name, _validate(Project, name, doc, problems))
+            tree.projects[name] = loaded.obj
         else:
             team, cls = name.split("/", 1)
-            wl = _validate(WorkloadClass, name, doc, problems)
-            if wl is not None:
-                tree.workloads[(team, cls)] = wl
+            tree.workloads[(team, cls)] = loaded.obj
     return tree, problems
+
+
+def _load_file(kind: str, name: str, data: bytes, shown: str) -> FileLoad:
+    doc, problems = parse_document(data, shown)
+    if doc.data is None:
+        return FileLoad(None, tuple(problems))
+    obj = _validate(_MODELS[kind], name, doc, problems)
+    return FileLoad(obj, tuple(problems))
 
 
 def _not_a_file(tree: GovernanceTree, rel: str, entry: NotAFile, shown: str) -> list[Problem]:
@@ -115,11 +157,6 @@ def classify(rel: str) -> tuple[str, str]:
     if len(parts) == 3 and parts[0] == "workloads":
         return "workload", f"{parts[1]}/{stem}"
     return "unexpected", ""
-
-
-def _store(table: dict[str, Sourced[M]], name: str, obj: Sourced[M] | None) -> None:
-    if obj is not None:
-        table[name] = obj
 
 
 def _validate(model: type[M], name: str, doc: Document, problems: list[Problem]) -> Sourced[M] | None:

@@ -31,7 +31,7 @@ from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
 from engines.terraform.runner import TerraformError, TerraformRunner
-from engines.terraform.showplan import changes_from_show, drift_from_show
+from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
 from engines.terraform.translate import translate
 from engines.terraform.workspace import Workspace
 from hypergov.model.tree import GovernanceTree
@@ -149,7 +149,10 @@ class TerraformEngine:
             (directory / PLAN_FILE).unlink(missing_ok=True)  # no stale plan file may be applied or hashed
             return ()
         self.runner.init(directory)
-        self.runner.plan(directory, out=PLAN_FILE, destroy=destroy)
+        if not self.runner.plan(directory, out=PLAN_FILE, destroy=destroy):
+            # `-detailed-exitcode` 0: nothing to do. `show -json` (a provider start, ~2-3 s) would
+            # only list every configured resource as a no-op; a destroy with nothing left, none.
+            return () if destroy else unchanged_from_config(json.loads((directory / CONFIG_FILE).read_text()))
         return changes_from_show(self.runner.show_json(directory, PLAN_FILE))
 
     def _remember(self, stack: StackName, directory: Path, tf_changes: Sequence[ResourceChange],

@@ -59,6 +59,16 @@ def changes_from_show(data: dict[str, Any]) -> tuple[ResourceChange, ...]:
     return tuple(change_from_entry(e) for e in entries if e.get("mode", "managed") == "managed")
 
 
+def unchanged_from_config(config: Mapping[str, Any]) -> tuple[ResourceChange, ...]:
+    """What `changes_from_show` returns for a plan that terraform says has nothing to do
+    (`plan -detailed-exitcode` 0): then configuration and state hold the same resources, and
+    `show -json` lists each managed resource of the configuration as a no-op, in address order."""
+    return tuple(sorted((ResourceChange(address=f"{tf_type}.{name}", type=tf_type, name=name, action=Action.NOOP,
+                                        executor="terraform")
+                         for tf_type, bodies in config.get("resource", {}).items() for name in bodies),
+                        key=lambda c: c.address))
+
+
 def drift_from_show(data: dict[str, Any], *,
                     declared: Mapping[str, frozenset[str]] | None = None) -> tuple[ResourceChange, ...]:
     """Out-of-band changes a refresh-only plan found (`resource_drift`). With `declared`

@@ -33,6 +33,11 @@ _SEARCH_ROOTS = (Path("/usr/local/share/terraform/plugins"), Path("/usr/share/te
                  Path("/usr/local/share"), Path("/usr/share"), Path("/usr/local/lib"), Path("/var/lib"))
 _MAX_DEPTH = 5
 SHARED_LOCK = "providers.lock.hcl"
+# Every provider process builds the AWS provider's whole schema (~1,500 resource types) again; a
+# plan starts three (schema, validate, plan) and `show -json` one more, and with Go's default
+# GOGC=100 much of that is garbage collection. 400 measured ~35% less CPU per plan for ~1.5x the
+# peak memory of a provider process (~320 -> ~500 MB). A GOGC set in the environment wins.
+GO_GC_PERCENT = "400"
 
 
 class MirrorNotFoundError(PermanentError):
@@ -147,6 +152,7 @@ class Workspace:
         env = {k: v for k, v in base.items() if not k.startswith("TF_")}
         env.update({"TF_CLI_CONFIG_FILE": str(self.cli_config), "TF_PLUGIN_CACHE_DIR": str(self.plugin_cache),
                     "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"})
+        env.setdefault("GOGC", GO_GC_PERCENT)
         return env
 
 

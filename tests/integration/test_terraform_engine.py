@@ -4,11 +4,16 @@ against the embedded AWS endpoint, checked with boto3 against the endpoint (not 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from embedded_aws import EmbeddedAwsProcess
 from engines.plan import Action, Plan, StackName
+from engines.terraform.engine import PLAN_FILE
+from engines.terraform.runner import TerraformRunner
+from engines.terraform.showplan import changes_from_show
 from tests.integration.conftest import MANAGEMENT, PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration
@@ -101,6 +106,30 @@ def test_second_plan_is_empty(applied: None, engine_for: EngineFactory) -> None:
     result = engine.apply(VISION, plan := engine.plan(VISION))
     assert result.ok and not result.applied
     assert result.skipped == tuple(c for c in plan.changes if c.note) and result.skipped
+
+
+def test_a_plan_with_nothing_to_do_is_the_plan_show_gives_without_running_show(
+        applied: None, engine_for: EngineFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plan -detailed-exitcode` 0: the engine skips `show -json` (a provider start) and still
+    returns what show would have given, every configured resource as a no-op."""
+    engine = engine_for(example_files())
+    real_show = TerraformRunner.show_json
+    shown: list[str] = []
+
+    def recording_show(runner: TerraformRunner, cwd: Path, planfile: str) -> dict[str, Any]:
+        shown.append(cwd.name)
+        return real_show(runner, cwd, planfile)
+
+    monkeypatch.setattr(TerraformRunner, "show_json", recording_show)
+    for stack in (ORG, VISION):
+        plan = engine.plan(stack)
+        directory = engine.workspace.stack_dir(stack)
+        from_show = changes_from_show(real_show(engine.runner, directory, PLAN_FILE))
+        declared = json.loads((directory / "main.tf.json").read_text())["resource"]
+        assert from_show and all(c.action is Action.NOOP for c in from_show)
+        assert {c.address for c in from_show} == {f"{t}.{n}" for t, body in declared.items() for n in body}
+        assert tuple(c for c in plan.changes if c.executor == "terraform") == from_show
+    assert shown == []
 
 
 def test_one_field_change_plans_exactly_that_change(applied: None, engine_for: EngineFactory) -> None:

@@ -15,6 +15,7 @@ from engines.settings import SettingsError, load_settings
 from engines.terraform.locks import AWS_PROVIDER, STACK_LOCK, LockEntry, ProviderLock, parse_lock
 from engines.terraform.runner import ProviderLockError, TerraformError
 from engines.terraform.workspace import (
+    GO_GC_PERCENT,
     MirrorNotFoundError,
     ProviderSource,
     os_arch,
@@ -239,3 +240,12 @@ def test_terraforms_own_checksum_refusal_is_explained(lock: ProviderLock) -> Non
     reason = lock.explain(stderr)
     assert reason is not None and str(lock.path) in reason
     assert lock.explain("Error: Failed to query available provider packages") is None
+
+
+def test_terraform_processes_collect_garbage_less_often_unless_told_otherwise(tmp_path: Path) -> None:
+    """The environment of every terraform (and provider) process: GOGC=GO_GC_PERCENT by default,
+    a GOGC of the caller's kept; the caller's TF_* variables never pass."""
+    workspace = prepare_workspace(tmp_path / "state", ProviderSource(version=VERSION))
+    env = workspace.env({"PATH": "/usr/bin", "TF_LOG": "trace"})
+    assert env["GOGC"] == GO_GC_PERCENT and env["PATH"] == "/usr/bin" and "TF_LOG" not in env
+    assert workspace.env({"GOGC": "100"})["GOGC"] == "100"

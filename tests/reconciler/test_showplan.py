@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engines.plan import MASK, Action
-from engines.terraform.showplan import UNKNOWN, changes_from_show, drift_from_show
+from engines.terraform.showplan import UNKNOWN, changes_from_show, drift_from_show, unchanged_from_config
 
 
 def _entry(address: str, actions: list[str], before: object, after: object, **extra: object) -> dict[str, object]:
@@ -90,3 +90,16 @@ def test_null_and_an_empty_collection_are_no_drift() -> None:
     assert drift_from_show({"resource_drift": [entry(None, [])]}, declared=declared) == ()
     (changed,) = drift_from_show({"resource_drift": [entry(None, ["team-a"])]}, declared=declared)
     assert changed.attributes[0].path == "access_scope"
+
+
+def test_a_plan_with_nothing_to_do_lists_every_configured_resource_as_a_no_op() -> None:
+    """What `show -json` lists when `plan -detailed-exitcode` exits 0, in address order."""
+    config = {"provider": {"aws": [{"region": "us-west-2"}]},
+              "resource": {"aws_iam_role": {"lead": {"name": "l"}, "engineer": {"name": "e"}},
+                           "aws_budgets_budget": {"budget_ml-prod": {"name": "b"}}}}
+    assert [(c.address, c.type, c.name, c.action, c.executor, c.attributes)
+            for c in unchanged_from_config(config)] == [
+        ("aws_budgets_budget.budget_ml-prod", "aws_budgets_budget", "budget_ml-prod", Action.NOOP, "terraform", ()),
+        ("aws_iam_role.engineer", "aws_iam_role", "engineer", Action.NOOP, "terraform", ()),
+        ("aws_iam_role.lead", "aws_iam_role", "lead", Action.NOOP, "terraform", ())]
+    assert unchanged_from_config({"provider": {"aws": [{"region": "us-west-2"}]}}) == ()

@@ -19,6 +19,7 @@ import git
 import pytest
 from corpus_overlay import Case, build_files, example_tree, load_cases
 
+from hypergov import gitsource
 from hypergov.gitsource import RefNotFoundError, read_tree_at
 from hypergov.problems import Problem
 from hypergov.tree_files import (
@@ -231,3 +232,17 @@ def test_problems_name_the_entry_and_say_what_to_do() -> None:
     assert len(found) == 1
     assert "\\u202e" in found[0].message  # the link's target is shown with its invisible characters escaped
     assert found[0].pos.file == "config/projects/new.yaml" and found[0].hint
+
+
+def test_git_reader_keeps_every_byte_and_stops_where_the_walk_does(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Contents are read in one batch: empty files, NULs, CRs and trailing newlines come back
+    byte for byte. Past the file bound the depth-first walk stops adding entries: with a bound
+    of 4, the first 5 in Git's order (names sorted, a directory as its name + '/')."""
+    odd = {"a.txt": b"", "b.txt": b"\x00\n\n", "c.txt": b"line\r\n", "d/e.txt": b"\n" * 3, "d/f.txt": b"x",
+           "g.txt": b"last"}
+    _commit(odd, tmp_path)
+    assert read_tree_at(tmp_path, "HEAD", "config") == odd
+    monkeypatch.setattr(gitsource, "MAX_TREE_FILES", 4)
+    assert read_tree_at(tmp_path, "HEAD", "config") == {k: odd[k] for k in ("a.txt", "b.txt", "c.txt", "d/e.txt",
+                                                                           "d/f.txt")}
