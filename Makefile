@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The product's packages, top layer first (ARCHITECTURE.md has the picture).
+PACKAGES := cli reconciler embedded_aws engines capacity stacks components hypergov
 
 .PHONY: test demo lint typecheck bench lock schema golden clean
 
@@ -11,23 +13,23 @@ $(STAMP): requirements.lock pyproject.toml
 	@command -v terraform >/dev/null || { echo "error: terraform is not on PATH (needed by the terraform engine and its tests)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ".[embedded]"
 	@touch $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
-	$(BIN)/ruff check hypergov components stacks reconciler tests benchmarks
+	$(BIN)/ruff check $(PACKAGES) tests benchmarks
 	$(BIN)/lint-imports
-	$(BIN)/mypy hypergov components stacks reconciler
+	$(BIN)/mypy $(PACKAGES)
 
 demo: $(STAMP)
-	$(BIN)/python -m hypergov.demo
+	$(BIN)/python -m cli.demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check hypergov components stacks reconciler tests benchmarks
+	$(BIN)/ruff check $(PACKAGES) tests benchmarks
 
 typecheck: $(STAMP)
-	$(BIN)/mypy hypergov components stacks reconciler
+	$(BIN)/mypy $(PACKAGES)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
@@ -35,9 +37,11 @@ bench: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/hypergov schema --out schema
 
-# Rewrite tests/stacks/golden/project-vision.json from config/ (review the diff before committing).
+# Rewrite tests/stacks/golden/project-vision.json and tests/golden/merge_request/*.md from config/
+# (review the diff before committing).
 golden: $(STAMP)
 	$(BIN)/python -m stacks.golden
+	$(BIN)/python -m tests.regen_governance_golden
 
 # Re-resolve the pins after editing requirements.in.
 lock:

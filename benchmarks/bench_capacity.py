@@ -12,8 +12,8 @@ import argparse
 import time
 
 from benchmarks.common import print_table, write_results
-from hypergov.capacity.engine import simulate
-from hypergov.capacity.spec import (
+from capacity.engine import simulate
+from capacity.spec import (
     ClusterCapacity,
     InstanceTypeName,
     Job,
@@ -22,7 +22,7 @@ from hypergov.capacity.spec import (
     TeamName,
     TeamQuota,
 )
-from hypergov.capacity.synth import TraceShape, Workload, generate, median_for_load
+from capacity.synth import TraceShape, Workload, generate, median_for_load
 
 TARGET_S = 10.0
 P5 = InstanceTypeName("ml.p5.48xlarge")

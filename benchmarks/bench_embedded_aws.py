@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import best_of, print_table, write_results
-from hypergov.embedded_aws import EmbeddedAws, EmbeddedAwsProcess, InstanceGroup
+from embedded_aws import EmbeddedAws, EmbeddedAwsProcess, InstanceGroup
 
 CONFIG = Path(__file__).resolve().parent.parent / "config"
 ACCOUNT = "111122223333"

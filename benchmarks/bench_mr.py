@@ -30,7 +30,7 @@ import yaml
 
 from benchmarks.common import print_table, write_results
 from benchmarks.synthetic import generate_org, one_budget_changed
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from embedded_aws import EmbeddedAwsProcess
 from hypergov.tree_files import write_tree_dir
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing
 COMMAND = ["plan", "--base", "main", "--markdown", "mr.md"]
 EXIT_CHANGES = 2  # `hypergov plan`: changes planned
 # How the command is started: as the console script does; under the phase timers; reporting imports.
-HYPERGOV = ("-c", "from hypergov.cli import run; run()")
+HYPERGOV = ("-c", "from cli.main import run; run()")
 PHASED = ("-m", "benchmarks.mr_phases")
 IMPORTTIME = ("-X", "importtime", *HYPERGOV)
 

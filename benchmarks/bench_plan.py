@@ -16,12 +16,12 @@ from pathlib import Path
 
 from benchmarks.common import print_table, write_results
 from benchmarks.synthetic import generate_org, one_budget_changed
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from embedded_aws import EmbeddedAwsProcess
+from engines.factory import terraform_engine
+from engines.plan import Plan, StackName
+from engines.settings import load_settings
 from hypergov.tree_files import write_tree_dir
 from hypergov.validate import validate_files
-from reconciler.factory import terraform_engine
-from reconciler.plan import Plan, StackName
-from reconciler.settings import load_settings
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 

@@ -30,15 +30,15 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("validate (load + rules, both trees)", "hypergov.validate", "validate_files"),
     ("change-control approvals", "hypergov.change_control", "required_approvals"),
     ("affected stacks", "reconciler.merge_request", "affected_stacks"),
-    ("build engine", "reconciler.factory", "build_engine"),
-    ("graph capture", "reconciler.terraform.engine", "capture_graph"),
-    ("terraform init (+ lock check)", "reconciler.terraform.runner", "TerraformRunner.init"),
-    ("terraform plan", "reconciler.terraform.runner", "TerraformRunner.plan"),
-    ("terraform show -json", "reconciler.terraform.runner", "TerraformRunner.show_json"),
-    ("HyperPod driver plan", "reconciler.terraform.engine", "TerraformEngine._plan_hyperpod"),
-    ("Kubernetes plan", "reconciler.terraform.engine", "TerraformEngine._plan_kube"),
+    ("build engine", "engines.factory", "build_engine"),
+    ("graph capture", "engines.terraform.engine", "capture_graph"),
+    ("terraform init (+ lock check)", "engines.terraform.runner", "TerraformRunner.init"),
+    ("terraform plan", "engines.terraform.runner", "TerraformRunner.plan"),
+    ("terraform show -json", "engines.terraform.runner", "TerraformRunner.show_json"),
+    ("HyperPod driver plan", "engines.terraform.engine", "TerraformEngine._plan_hyperpod"),
+    ("Kubernetes plan", "engines.terraform.engine", "TerraformEngine._plan_kube"),
     ("capacity impact", "reconciler.merge_request", "capacity_impact"),
-    ("render Markdown", "reconciler.cli", "render_markdown"),
+    ("render Markdown", "cli.plan", "render_markdown"),
 )
 MAIN = "command (after start-up)"
 
@@ -83,7 +83,7 @@ def main() -> None:
     target = os.environ.get("HYPERGOV_BENCH_PHASES")
     if target:
         atexit.register(_write, target, setup_s)
-    from hypergov.cli import run
+    from cli.main import run
 
     _timed(MAIN, run)()
 

@@ -17,6 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
+from pulumi.dynamic import ResourceProvider
 
 from components import arns, kueue
 from components.kube_objects import KubernetesObjects
@@ -24,8 +25,7 @@ from components.scheduler_config import ClusterSchedulerConfig
 from components.tags import as_tag_list, cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
-from hypergov.model.org import Organization
-from hypergov.model.project import ClusterQuota, Project
+from hypergov.stack_views import ClusterView
 
 TYPE = "hypergov:index:ClusterGovernance"
 
@@ -37,10 +37,8 @@ class MissingClusterArnError(ValueError):
 
 @dataclass(frozen=True)
 class ClusterGovernanceArgs:
-    org: Organization
-    name: str
-    cluster: Cluster
-    teams: Mapping[str, Project]  # the teams with a quota on this cluster
+    view: ClusterView  # everything the cluster stack is declared from
+    scheduler_config_provider: ResourceProvider  # the engine's (pulumi up) or capture-only
     aws_native: aws_native.Provider | None = None  # task-governance mode
     kubernetes: k8s.Provider | None = None  # plain-EKS mode; None there: no Kubernetes object (counted)
     assume_role_arn: str = ""
@@ -55,71 +53,62 @@ def required_cluster_arn(name: str, cluster: Cluster) -> str:
     return str(cluster.hyperpod.arn)
 
 
-def compute_quota_config(cluster: Cluster, project: Project, quota: ClusterQuota) -> dict[str, Any]:
-    """The ComputeQuotaConfig of one team on one cluster (pulumi-aws-native input names)."""
-    sharing: dict[str, Any] = {"strategy": quota.sharing if cluster.scheduler.idle_resource_sharing else "DontLend"}
-    if sharing["strategy"] == "LendAndBorrow":
-        sharing["borrow_limit"] = kueue.borrow_percent(quota)
-    return {
-        "compute_quota_resources": [{"instance_type": t, "count": c} for t, c in sorted(quota.instances.items())],
-        "resource_sharing_config": sharing,
-        "preempt_team_tasks": "LowerPriority" if project.preempt_own_lower_priority else "Never",
-    }
+def aws_native_inputs(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A SageMaker request as pulumi-aws-native's Python arguments: the same fields, snake_case
+    (the SDK's spelling; the captured graph carries them camelCase, the engine sends them back
+    PascalCase, and tests check that round trip is the identity)."""
+    def snake(key: str) -> str:
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key).lstrip("_")
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {snake(k): convert(v) for k, v in value.items()}
+        return [convert(v) for v in value] if isinstance(value, list) else value
+    converted: dict[str, Any] = convert(request)
+    return converted
 
 
 class ClusterGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self.kubernetes = KubernetesObjects(parent=self, provider=args.kubernetes)
-        if args.cluster.task_governance:
+        if args.view.cluster.task_governance:
             self._task_governance(args)
         else:
             self._plain_eks(args)
-        self.register_outputs({"cluster": args.name, "teams": sorted(args.teams)})
+        self.register_outputs({"cluster": args.view.name, "teams": sorted(args.view.teams)})
 
     def _task_governance(self, args: ClusterGovernanceArgs) -> None:
-        from components.drivers.hyperpod import scheduler_config_request
-
-        org, cluster = args.org, args.cluster
-        cluster_arn = required_cluster_arn(args.name, cluster)
-        scheduler = cluster.scheduler
+        org, cluster = args.view.org, args.view.cluster
+        cluster_arn = required_cluster_arn(args.view.name, cluster)
         config = ClusterSchedulerConfig(
-            "scheduler-config",
-            request=scheduler_config_request(
-                name=naming.scheduler_config_name(args.name), cluster_arn=cluster_arn,
-                priority_classes={pc.name: pc.weight for pc in scheduler.priority_classes},
-                fair_share=scheduler.fair_share, idle_resource_sharing=scheduler.idle_resource_sharing,
-                description=f"hypergov: scheduler policy of cluster {args.name}"),
-            tags=cost_tags(org, layer="cluster", cluster=(args.name, cluster)),
+            "scheduler-config", provider=args.scheduler_config_provider,
+            request=args.view.scheduler_config_request(cluster_arn=cluster_arn),
+            tags=cost_tags(org, layer="cluster", cluster=(args.view.name, cluster)),
             region=arns.cluster_region(org, cluster), assume_role_arn=args.assume_role_arn,
             opts=pulumi.ResourceOptions(parent=self))
-        for team, project in sorted(args.teams.items()):
-            quota = project.quotas[args.name]
-            aws_native.sagemaker.ComputeQuota(  # type: ignore[call-overload]  # plain dicts for typed args
-                f"quota-{team}", name=naming.compute_quota_name(team, args.name), cluster_arn=cluster_arn,
-                description=f"hypergov: guaranteed capacity of team {team} on {args.name}",
-                compute_quota_config=compute_quota_config(cluster, project, quota),
-                compute_quota_target={"team_name": team, "fair_share_weight": project.fair_share_weight},
-                activation_state="Enabled",
-                tags=as_tag_list(cost_tags(org, layer="cluster", project=(team, project),
-                                           cluster=(args.name, cluster))),
+        for team, project in sorted(args.view.teams.items()):
+            request = args.view.quotas[team].request(cluster_arn=cluster_arn)
+            aws_native.sagemaker.ComputeQuota(
+                f"quota-{team}", **aws_native_inputs(request),
+                tags=as_tag_list(  # type: ignore[arg-type]  # plain dicts for typed args
+                    cost_tags(org, layer="cluster", project=(team, project), cluster=(args.view.name, cluster))),
                 opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native, depends_on=[config]))
 
     def _plain_eks(self, args: ClusterGovernanceArgs) -> None:
-        org, cluster, kube = args.org, args.cluster, self.kubernetes
-        labels = k8s_labels(cost_tags(org, layer="cluster", cluster=(args.name, cluster)))
+        org, cluster, kube = args.view.org, args.view.cluster, self.kubernetes
+        labels = k8s_labels(cost_tags(org, layer="cluster", cluster=(args.view.name, cluster)))
         flavors = [kube.declare(_kueue_object, f"flavor-{t}", manifest=kueue.resource_flavor(t), labels=labels)
                    for t in sorted(cluster.capacity)]
         for pc in sorted(cluster.scheduler.priority_classes, key=lambda p: p.name):
             kube.declare(_kueue_object, f"priority-{pc.name}",
                          manifest=kueue.workload_priority_class(pc.name, pc.weight), labels=labels)
-        for team, project in sorted(args.teams.items()):
+        for team, project in sorted(args.view.teams.items()):
             team_labels = k8s_labels(cost_tags(org, layer="cluster", project=(team, project),
-                                               cluster=(args.name, cluster)))
+                                               cluster=(args.view.name, cluster)))
             namespace = kube.declare(k8s.core.v1.Namespace, f"namespace-{team}",
                                      metadata={"name": naming.namespace(team), "labels": team_labels})
-            queue = kueue.cluster_queue(team=team, cluster_name=args.name, cluster=cluster, project=project,
-                                        quota=project.quotas[args.name])
+            queue = kueue.cluster_queue(args.view.quotas[team], fair_share=cluster.scheduler.fair_share)
             kube.declare(_kueue_object, f"cluster-queue-{team}", manifest=queue, labels=team_labels,
                          depends_on=[*flavors, namespace])
 

@@ -23,9 +23,7 @@ from collections import defaultdict
 from typing import Any
 
 from hypergov import naming
-from hypergov.model.accelerators import accelerators_per_instance
-from hypergov.model.cluster import Cluster
-from hypergov.model.project import ClusterQuota, Project
+from hypergov.stack_views import EffectiveQuota
 
 API = "kueue.x-k8s.io/v1beta1"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -34,17 +32,6 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 def accelerator_resource(instance_type: str) -> str:
     """The extended resource a node of this type advertises (Neuron devices on Trainium)."""
     return "aws.amazon.com/neuron" if ".trn" in instance_type or ".inf" in instance_type else "nvidia.com/gpu"
-
-
-def accelerators(cluster: Cluster, instance_type: str) -> int:
-    capacity = cluster.capacity.get(instance_type)
-    override = capacity.accelerators_per_instance if capacity else None
-    return accelerators_per_instance(instance_type, override) or 0
-
-
-def borrow_percent(quota: ClusterQuota) -> int:
-    """The borrow limit written into every request: the quota's, else HyperPod's default (50)."""
-    return quota.effective_borrow_limit_percent()
 
 
 def resource_flavor(instance_type: str) -> dict[str, Any]:
@@ -58,34 +45,33 @@ def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
             "description": f"hypergov: scheduler priority class '{name}'"}
 
 
-def _limits(cluster: Cluster, quota: ClusterQuota, nominal: int) -> dict[str, int]:
-    if not cluster.scheduler.idle_resource_sharing or quota.sharing == "DontLend":
+def _limits(quota: EffectiveQuota, nominal: int) -> dict[str, int]:
+    if quota.sharing == "DontLend":  # also every quota of a cluster whose idle-resource sharing is off
         return {"borrowingLimit": 0, "lendingLimit": 0}
     if quota.sharing == "Lend":
         return {"borrowingLimit": 0}
-    return {"borrowingLimit": nominal * borrow_percent(quota) // 100}
+    return {"borrowingLimit": nominal * (quota.borrow_limit_percent or 0) // 100}
 
 
-def cluster_queue(*, team: str, cluster_name: str, cluster: Cluster, project: Project,
-                  quota: ClusterQuota) -> dict[str, Any]:
+def cluster_queue(quota: EffectiveQuota, *, fair_share: bool) -> dict[str, Any]:
+    """The ClusterQueue of one team's effective quota (plain-EKS mode: HyperPod's quota as Kueue)."""
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for itype, count in sorted(quota.instances.items()):
-        nominal = count * accelerators(cluster, itype)
+    for itype in quota.instances:
+        nominal = quota.gpus(itype)
         groups[accelerator_resource(itype)].append({
             "name": naming.kueue_resource_flavor(itype),
-            "resources": [{"name": accelerator_resource(itype), "nominalQuota": nominal,
-                           **_limits(cluster, quota, nominal)}]})
+            "resources": [{"name": accelerator_resource(itype), "nominalQuota": nominal, **_limits(quota, nominal)}]})
     spec: dict[str, Any] = {
-        "cohort": naming.kueue_cohort(cluster_name),
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": naming.namespace(team)}},
+        "cohort": naming.kueue_cohort(quota.cluster),
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": naming.namespace(quota.team)}},
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": [{"coveredResources": [res], "flavors": flavors} for res, flavors in sorted(groups.items())],
         "preemption": {"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"},
-                       "withinClusterQueue": "LowerPriority" if project.preempt_own_lower_priority else "Never"},
+                       "withinClusterQueue": quota.preempt_team_tasks},
     }
-    if cluster.scheduler.fair_share:
-        spec["fairSharing"] = {"weight": project.fair_share_weight}
-    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": naming.kueue_cluster_queue(team)},
+    if fair_share:
+        spec["fairSharing"] = {"weight": quota.fair_share_weight}
+    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": naming.kueue_cluster_queue(quota.team)},
             "spec": spec}
 
 

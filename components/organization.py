@@ -23,9 +23,8 @@ import pulumi_aws as aws
 from components import arns, policies
 from components.tags import cost_tags
 from hypergov import naming
-from hypergov.model.cluster import Cluster
-from hypergov.model.org import Organization, PlatformAdministratorPolicy
-from hypergov.model.project import Project
+from hypergov.model.org import PlatformAdministratorPolicy
+from hypergov.stack_views import OrgView
 
 TYPE = "hypergov:index:OrganizationGovernance"
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"  # EKS's published access policy for cluster-admin
@@ -33,11 +32,9 @@ CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"  # EKS's published access p
 
 @dataclass(frozen=True)
 class OrganizationGovernanceArgs:
-    org: Organization
-    projects: Mapping[str, Project]  # the tag policy's allowed values come from them
+    view: OrgView  # the org; projects' cost centres (tag policy); clusters' account, region, EKS name
     management: aws.Provider  # Organizations lives in the management account
     accounts: Mapping[str, aws.Provider]  # account id -> provider for that account (home region)
-    clusters: Mapping[str, Cluster]  # every governed cluster: the Platform Administrator's access entries
     cluster_providers: Mapping[str, aws.Provider]  # cluster name -> provider of its account and region
 
 
@@ -48,7 +45,7 @@ def _json(document: object) -> str:
 class OrganizationGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: OrganizationGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        org = args.org
+        org = args.view.org
         tags = cost_tags(org, layer="organization")
         child = pulumi.ResourceOptions(parent=self, provider=args.management)
         self.scp = aws.organizations.Policy(
@@ -57,11 +54,11 @@ class OrganizationGovernance(pulumi.ComponentResource):
             content=_json(policies.scp_document(org)), tags=tags, opts=child)
         aws.organizations.PolicyAttachment("scp-attachment", policy_id=self.scp.id,
                                            target_id=org.organizational_unit, opts=child)
-        centres = [p.cost_centre for p in args.projects.values() if p.cost_centre]
+        centres = [p.cost_centre for p in args.view.projects.values() if p.cost_centre]
         self.tag_policy = aws.organizations.Policy(
             "tag-policy", name=naming.tag_policy_name(org.name), type="TAG_POLICY",
             description="hypergov: cost-attribution tag keys and known values",
-            content=_json(policies.tag_policy_document(org, teams=args.projects, cost_centres=centres)),
+            content=_json(policies.tag_policy_document(org, teams=args.view.projects, cost_centres=centres)),
             tags=tags, opts=child)
         aws.organizations.PolicyAttachment("tag-policy-attachment", policy_id=self.tag_policy.id,
                                            target_id=org.organizational_unit, opts=child)
@@ -89,7 +86,7 @@ class OrganizationGovernance(pulumi.ComponentResource):
     def _platform_administrator(self, args: OrganizationGovernanceArgs, admin: PlatformAdministratorPolicy, *,
                                 tags: Mapping[str, str]) -> None:
         """The Platform Administrator role in every account, and its cluster-admin access entries."""
-        org = args.org
+        org = args.view.org
         name = naming.platform_admin_role_name(org.name)
         roles: dict[str, aws.iam.Role] = {}
         for account in org.accounts:
@@ -104,7 +101,7 @@ class OrganizationGovernance(pulumi.ComponentResource):
                 f"platform-admin-access@{account.name}", name=naming.platform_admin_policy_name(org.name),
                 role=name, policy=_json(policies.platform_admin_policy(admin)),
                 opts=pulumi.ResourceOptions(parent=self, provider=args.accounts[acct], depends_on=[roles[acct]]))
-        for cluster_name, cluster in sorted(args.clusters.items()):
+        for cluster_name, cluster in sorted(args.view.clusters.items()):
             acct = arns.account_id(org, cluster.account)
             principal = arns.platform_admin_role_arn(org, acct)
             provider = args.cluster_providers[cluster_name]

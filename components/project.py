@@ -22,14 +22,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import arns, kueue, policies
+from components import arns, policies
 from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
 from hypergov.model.common import PERSONAS, Persona
-from hypergov.model.org import Organization
-from hypergov.model.project import Project
+from hypergov.stack_views import ProjectView
 
 TYPE = "hypergov:index:ProjectGovernance"
 ACCESS_POLICY: dict[Persona, str] = {"ProjectLead": "AmazonEKSEditPolicy", "Engineer": "AmazonEKSEditPolicy",
@@ -47,10 +46,7 @@ RBAC_RULES: list[dict[str, list[str]]] = [
 
 @dataclass(frozen=True)
 class ProjectGovernanceArgs:
-    org: Organization
-    team: str
-    project: Project
-    clusters: Mapping[str, Cluster]  # the clusters the team has quota on
+    view: ProjectView  # everything the project stack is declared from
     aws_providers: Mapping[tuple[str, str], aws.Provider]  # (account id, region) -> provider
     kubernetes: Mapping[str, k8s.Provider | None]  # cluster name -> provider; None: no Kubernetes object (counted)
 
@@ -59,13 +55,12 @@ def _json(document: object) -> str:
     return json.dumps(document, separators=(",", ":"))
 
 
-def budget_shares(org: Organization, project: Project, clusters: Mapping[str, Cluster]) -> dict[str, float]:
+def budget_shares(view: ProjectView) -> dict[str, float]:
     """Account id -> the part of the project's budget spent there (by guaranteed accelerators)."""
     weight: dict[str, int] = {}
-    for name, cluster in sorted(clusters.items()):
-        acct = arns.account_id(org, cluster.account)
-        gpus = sum(c * kueue.accelerators(cluster, t) for t, c in project.quotas[name].instances.items())
-        weight[acct] = weight.get(acct, 0) + gpus
+    for name, cluster in sorted(view.clusters.items()):
+        acct = arns.account_id(view.org, cluster.account)
+        weight[acct] = weight.get(acct, 0) + view.quotas[name].total_gpus
     total = sum(weight.values())
     return {a: (w / total if total else 1 / len(weight)) for a, w in sorted(weight.items())}
 
@@ -73,21 +68,21 @@ def budget_shares(org: Organization, project: Project, clusters: Mapping[str, Cl
 class ProjectGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ProjectGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        org, team, project = args.org, args.team, args.project
+        org, team, project = args.view.org, args.view.team, args.view.project
         self.tags = cost_tags(org, layer="project", project=(team, project))
         personas = [p for p in PERSONAS if project.members.of(p)]
         self.kubernetes = {c: KubernetesObjects(parent=self, provider=args.kubernetes[c])
-                           for c in sorted(args.clusters)}
+                           for c in sorted(args.view.clusters)}
         roles: dict[tuple[str, Persona], aws.iam.Role] = {}
-        for acct in sorted({arns.account_id(org, c.account) for c in args.clusters.values()}):
+        for acct in sorted({arns.account_id(org, c.account) for c in args.view.clusters.values()}):
             alias = next(a.name for a in org.accounts if str(a.id) == acct)
-            account_clusters = [c for c in args.clusters.values() if arns.account_id(org, c.account) == acct]
+            account_clusters = [c for c in args.view.clusters.values() if arns.account_id(org, c.account) == acct]
             for persona in personas:
                 roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
                                                     clusters=account_clusters)
-        for acct, share in budget_shares(org, project, args.clusters).items():
+        for acct, share in budget_shares(args.view).items():
             self._budget(args, acct=acct, share=share)
-        for cluster_name, cluster in sorted(args.clusters.items()):
+        for cluster_name, cluster in sorted(args.view.clusters.items()):
             acct = arns.account_id(org, cluster.account)
             for persona in personas:
                 self._access(args, cluster_name=cluster_name, cluster=cluster, persona=persona,
@@ -98,7 +93,7 @@ class ProjectGovernance(pulumi.ComponentResource):
 
     def _role(self, args: ProjectGovernanceArgs, *, acct: str, alias: str, persona: Persona,
               clusters: list[Cluster]) -> aws.iam.Role:
-        org, team, project = args.org, args.team, args.project
+        org, team, project = args.view.org, args.view.team, args.view.project
         slug = naming.PERSONA_SLUG[persona]
         provider = args.aws_providers[(acct, org.home_region)]
         opts = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -116,7 +111,7 @@ class ProjectGovernance(pulumi.ComponentResource):
         return role
 
     def _budget(self, args: ProjectGovernanceArgs, *, acct: str, share: float) -> None:
-        org, team, project = args.org, args.team, args.project
+        org, team, project = args.view.org, args.view.team, args.view.project
         if project.budget is None or project.cost_centre is None:
             return
         alias = next(a.name for a in org.accounts if str(a.id) == acct)
@@ -134,7 +129,7 @@ class ProjectGovernance(pulumi.ComponentResource):
 
     def _access(self, args: ProjectGovernanceArgs, *, cluster_name: str, cluster: Cluster, persona: Persona,
                 role: aws.iam.Role) -> None:
-        org, team = args.org, args.team
+        org, team = args.view.org, args.view.team
         acct = arns.account_id(org, cluster.account)
         slug = naming.PERSONA_SLUG[persona]
         principal = arns.role_arn(org, account=acct, team=team, persona=persona)
@@ -151,7 +146,7 @@ class ProjectGovernance(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[entry]))
 
     def _rbac(self, args: ProjectGovernanceArgs, *, cluster_name: str) -> None:
-        team, kube = args.team, self.kubernetes[cluster_name]
+        team, kube = args.view.team, self.kubernetes[cluster_name]
         labels = k8s_labels(self.tags)
         meta: dict[str, Any] = {"name": naming.namespace_role(team), "namespace": naming.namespace(team),
                                 "labels": labels}

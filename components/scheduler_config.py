@@ -1,9 +1,7 @@
-"""The HyperPod cluster scheduler config as a Pulumi resource: a dynamic provider over the
-boto3 driver in `components.drivers.hyperpod` (no Pulumi or Terraform provider has this type).
-
-The provider runs inside the Pulumi engine's dynamic-provider host. It builds its SageMaker
-client from the resource's `region` and optional `assumeRoleArn`; the endpoint follows boto3's
-usual configuration (`AWS_ENDPOINT_URL_SAGEMAKER` points it at an embedded endpoint).
+"""The HyperPod cluster scheduler config as a Pulumi resource (a dynamic resource: no Pulumi or
+Terraform provider has this type). The component only declares it; the provider that carries it out
+(`engines.pulumi.scheduler_config_provider`) is passed in by whoever runs the program, so the
+components never depend on the engines. Graph capture never runs a provider.
 """
 
 from __future__ import annotations
@@ -11,88 +9,25 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
-
-from components.drivers import hyperpod as driver
+from pulumi.dynamic import Resource, ResourceProvider
 
 TYPE_TOKEN = "pulumi-python:dynamic/hyperpod:ClusterSchedulerConfig"
 
 
-def _client(props: dict[str, Any]) -> driver.SageMakerClient:
-    import boto3  # imported late: only the engine's provider host needs it
+class CaptureOnlyProvider(ResourceProvider):
+    """The provider of a program run under graph capture's mocks, where no provider is ever called;
+    a real run (pulumi up) passes `SchedulerConfigProvider`. Any call is a bug, so it says so."""
 
-    session = boto3.Session(region_name=props["region"])
-    role = props.get("assumeRoleArn") or ""
-    if role:
-        creds = session.client("sts").assume_role(RoleArn=role, RoleSessionName="hypergov")["Credentials"]
-        session = boto3.Session(region_name=props["region"], aws_access_key_id=creds["AccessKeyId"],
-                                aws_secret_access_key=creds["SecretAccessKey"], aws_session_token=creds["SessionToken"])
-    client: driver.SageMakerClient = session.client("sagemaker")
-    return client
-
-
-def _observe(client: driver.SageMakerClient, props: dict[str, Any]) -> driver.Observed | None:
-    return driver.observe(client, driver.SCHEDULER_CONFIG, name=props["request"]["Name"],
-                          cluster_arn=props["request"]["ClusterArn"])
-
-
-def prop_change(olds: dict[str, Any], news: dict[str, Any]) -> driver.Change:
-    """The driver's decision between two sets of resource properties, without I/O."""
-    old = driver.Observed(id="", arn="", version=None,
-                          fields={k: v for k, v in olds.get("request", {}).items() if k not in ("Name", "Tags")},
-                          tags=dict(olds.get("tags", {})))
-    change = driver.plan_change(driver.SCHEDULER_CONFIG, desired=news["request"], desired_tags=news.get("tags", {}),
-                                observed=old)
-    if olds.get("request", {}).get("Name") != news["request"]["Name"]:
-        return driver.Change("replace", changed=(*change.changed, "Name"))
-    return change
-
-
-class SchedulerConfigProvider(ResourceProvider):
-    """create / diff / update / delete / read through the driver."""
-
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        client = _client(props)
-        observed = _observe(client, props)
-        change = driver.plan_change(driver.SCHEDULER_CONFIG, desired=props["request"],
-                                    desired_tags=props.get("tags", {}), observed=observed)
-        object_id = driver.apply_change(client, driver.SCHEDULER_CONFIG, change=change, desired=props["request"],
-                                        desired_tags=props.get("tags", {}), observed=observed)
-        return CreateResult(id_=str(object_id), outs=props)
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        change = prop_change(olds, news)
-        return DiffResult(changes=change.action != "none", replaces=list(change.changed) if change.action == "replace"
-                          else [], delete_before_replace=True)
-
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        client = _client(news)
-        observed = _observe(client, news)
-        change = driver.plan_change(driver.SCHEDULER_CONFIG, desired=news["request"],
-                                    desired_tags=news.get("tags", {}), observed=observed)
-        driver.apply_change(client, driver.SCHEDULER_CONFIG, change=change, desired=news["request"],
-                            desired_tags=news.get("tags", {}), observed=observed)
-        return UpdateResult(outs=news)
-
-    def delete(self, _id: str, props: dict[str, Any]) -> None:
-        client = _client(props)
-        observed = _observe(client, props)
-        driver.apply_change(client, driver.SCHEDULER_CONFIG, change=driver.plan_change(
-            driver.SCHEDULER_CONFIG, desired=None, desired_tags={}, observed=observed),
-            desired=None, desired_tags={}, observed=observed)
-
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        observed = _observe(_client(props), props)
-        if observed is None:
-            return ReadResult(id_="", outs={})
-        request = {**props["request"], **observed.fields}
-        return ReadResult(id_=observed.id, outs={**props, "request": request, "tags": observed.tags})
+    def create(self, props: dict[str, Any]) -> Any:
+        raise RuntimeError("a captured program's scheduler config provider was called: pass the engine's "
+                           "SchedulerConfigProvider to stacks.program.main/declare for a real run")
 
 
 class ClusterSchedulerConfig(Resource, module="hyperpod", name="ClusterSchedulerConfig"):
     """One cluster's scheduler config; `request` is the CreateClusterSchedulerConfig request."""
 
-    def __init__(self, resource_name: str, *, request: dict[str, Any], tags: dict[str, str], region: str,
-                 assume_role_arn: str = "", opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, resource_name: str, *, provider: ResourceProvider, request: dict[str, Any],
+                 tags: dict[str, str], region: str, assume_role_arn: str = "",
+                 opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"request": request, "tags": tags, "region": region, "assumeRoleArn": assume_role_arn}
-        super().__init__(SchedulerConfigProvider(), resource_name, props, opts)
+        super().__init__(provider, resource_name, props, opts)

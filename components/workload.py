@@ -32,9 +32,8 @@ from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
 from hypergov.model.common import duration_seconds
-from hypergov.model.org import Organization
-from hypergov.model.project import Project
 from hypergov.model.workload import WorkloadClass
+from hypergov.stack_views import EffectiveQuota, ProjectView
 
 TYPE = "hypergov:index:WorkloadPolicy"
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "aws.amazon.com/neuron")
@@ -42,12 +41,8 @@ ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "aws.amazon.com/neuron")
 
 @dataclass(frozen=True)
 class WorkloadPolicyArgs:
-    org: Organization
-    team: str
-    project: Project
-    cluster_name: str
-    cluster: Cluster
-    workloads: Mapping[str, WorkloadClass]  # class name -> class
+    view: ProjectView  # everything the policy is declared from
+    cluster_name: str  # one of the project's clusters
     kubernetes: k8s.Provider | None  # None: declare no Kubernetes object (counted)
 
 
@@ -67,24 +62,21 @@ def limits_by_priority(workloads: Mapping[str, WorkloadClass]) -> dict[str, Prio
     return dict(sorted(found.items()))
 
 
-def reachable_accelerators(cluster: Cluster, project: Project, cluster_name: str) -> dict[str, int]:
+def reachable_accelerators(cluster: Cluster, quota: EffectiveQuota) -> dict[str, int]:
     """Per accelerator resource, the guarantee plus the borrowable part, capped by the cluster."""
-    quota = project.quotas[cluster_name]
     total: dict[str, int] = defaultdict(int)
-    for itype, count in sorted(quota.instances.items()):
-        reach = count
-        if quota.sharing == "LendAndBorrow" and cluster.scheduler.idle_resource_sharing:
-            reach += count * kueue.borrow_percent(quota) // 100
+    for itype in quota.instances:
+        reach = quota.reachable_instances(itype)
         capacity = cluster.capacity[itype].instances if itype in cluster.capacity else reach
-        total[kueue.accelerator_resource(itype)] += min(reach, capacity) * kueue.accelerators(cluster, itype)
+        total[kueue.accelerator_resource(itype)] += min(reach, capacity) * quota.accelerators_per_instance[itype]
     return dict(sorted(total.items()))
 
 
-def per_container_max(cluster: Cluster, project: Project, cluster_name: str) -> dict[str, int]:
+def per_container_max(quota: EffectiveQuota) -> dict[str, int]:
     best: dict[str, int] = defaultdict(int)
-    for itype in project.quotas[cluster_name].instances:
+    for itype in quota.instances:
         res = kueue.accelerator_resource(itype)
-        best[res] = max(best[res], kueue.accelerators(cluster, itype))
+        best[res] = max(best[res], quota.accelerators_per_instance[itype])
     return dict(sorted(best.items()))
 
 
@@ -114,15 +106,15 @@ def admission_validations(workloads: Mapping[str, WorkloadClass], allowed: list[
 class WorkloadPolicy(pulumi.ComponentResource):
     def __init__(self, name: str, args: WorkloadPolicyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        team, cluster_name = args.team, args.cluster_name
-        labels = k8s_labels(cost_tags(args.org, layer="workload", project=(team, args.project)))
+        team, cluster_name = args.view.team, args.cluster_name
+        labels = k8s_labels(cost_tags(args.view.org, layer="workload", project=(team, args.view.project)))
         namespace = naming.namespace(team)
         self.kubernetes = kube = KubernetesObjects(parent=self, provider=args.kubernetes)
         in_ns = {"name": naming.WORKLOAD_LIMITS, "namespace": namespace, "labels": labels}
-        most = per_container_max(args.cluster, args.project, cluster_name)
+        most = per_container_max(args.view.quotas[args.cluster_name])
         kube.declare(k8s.core.v1.LimitRange, f"limit-range@{cluster_name}", metadata=in_ns,
                      spec={"limits": [{"type": "Container", "max": {r: str(n) for r, n in most.items()}}]})
-        reach = reachable_accelerators(args.cluster, args.project, cluster_name)
+        reach = reachable_accelerators(args.view.clusters[args.cluster_name], args.view.quotas[args.cluster_name])
         kube.declare(k8s.core.v1.ResourceQuota, f"resource-quota@{cluster_name}", metadata=in_ns,
                      spec={"hard": {f"requests.{r}": str(n) for r, n in reach.items()}})
         policy_name = naming.workload_admission_policy(team)
@@ -136,7 +128,7 @@ class WorkloadPolicy(pulumi.ComponentResource):
                   "matchResources": {"namespaceSelector": {"matchLabels": {
                       "kubernetes.io/metadata.name": namespace}}}},
             depends_on=[policy])
-        if not args.cluster.task_governance:
+        if not args.view.clusters[args.cluster_name].task_governance:
             manifest = kueue.local_queue(team)
             kube.declare(k8s.apiextensions.CustomResource, f"local-queue@{cluster_name}",
                          api_version=manifest["apiVersion"], kind=manifest["kind"],
@@ -150,5 +142,5 @@ class WorkloadPolicy(pulumi.ComponentResource):
             "matchConstraints": {"resourceRules": [{"apiGroups": ["kueue.x-k8s.io"], "apiVersions": ["*"],
                                                     "operations": ["CREATE", "UPDATE"], "resources": ["workloads"]}]},
             "variables": [{"name": "accelerators", "expression": _GPUS}],
-            "validations": admission_validations(args.workloads, list(args.project.allowed_priority_classes)),
+            "validations": admission_validations(args.view.workloads, list(args.view.project.allowed_priority_classes)),
         }

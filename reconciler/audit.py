@@ -14,8 +14,8 @@ from typing import Any
 
 import git
 
-from reconciler.outcomes import temporary
-from reconciler.plan import ApplyResult, Plan, StackName
+from engines.outcomes import temporary
+from engines.plan import ApplyResult, Plan, StackName
 
 AUDIT_DIR = "audit"
 

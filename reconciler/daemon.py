@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from reconciler.outcomes import Backoff, Failure, FailureKind, classify
+from engines.outcomes import Backoff, Failure, FailureKind, classify
 from reconciler.reconcile import PassResult
 
 Next = Literal["steady", "retry", "wait-for-commit"]

@@ -22,15 +22,15 @@ from typing import Any, Literal
 
 import git
 
+from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryError
+from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
+from engines.protocol import Engine
+from engines.schedule import STOPPING
 from hypergov.gitsource import RefNotFoundError, read_tree_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
-from reconciler.engine import Engine
-from reconciler.outcomes import Failure, FailureKind, PermanentError, TemporaryError
-from reconciler.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
-from reconciler.schedule import STOPPING
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from reconciler.plan import Action, ApplyResult, Plan, ResourceChange
+from engines.plan import Action, ApplyResult, Plan, ResourceChange
 
 _MAX_VALUE = 120
 
@@ -64,10 +64,15 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", extra_sections: Sequence[str] = ()) -> str:
+def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", leading_sections: Sequence[str] = (),
+                    extra_sections: Sequence[str] = ()) -> str:
+    """The comment: `leading_sections` (what the change means) above the resource tables,
+    `extra_sections` (approvals, capacity impact) below them."""
     changed = [p for p in plans if not p.is_empty]
     shown = [p for p in plans if not p.is_empty or any(c.note for c in p.changes)]
     lines = [f"## {title}", ""]
+    if leading_sections:
+        lines += [*(line for section in leading_sections for line in (section, "")), "### Resource changes", ""]
     totals = {"create": 0, "update": 0, "replace": 0, "delete": 0}
     for p in plans:
         for k, v in p.counts().items():

@@ -1,24 +1,24 @@
 """Which stacks a change to the tree affects (pure).
 
-Each stack reads a known part of the tree: the org stack the org, every project's name and
-cost centre (its tag policy lists them) and every cluster's account, region and EKS cluster (the
-Platform Administrator's access entries); a cluster stack the org, the cluster and the projects
-with quota on it; a project stack the org, the project, its workload classes and its clusters.
-A stack is affected when the fingerprint of what it reads differs between two trees. Planning
-only affected stacks is what keeps a merge request's plan fast: terraform costs seconds per
-stack, hashing costs microseconds.
+A stack is affected when the fingerprint of its input view (`hypergov.stack_views`) differs
+between two trees. The components are declared from that same view and nothing else, so a change
+the components see cannot be missed, and a change only validation reads replans nothing.
+Planning only affected stacks is what keeps a merge request's plan fast: terraform costs seconds
+per stack, hashing a view costs microseconds.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hypergov.model.project import Project
-from hypergov.model.tree import GovernanceTree
+from hypergov.model.tree import GovernanceTree, Sourced
+from hypergov.stack_views import StackKind, fingerprint, org_stack_project, stack_view, team_on_cluster
 from stacks.spec import StackName, StackSpec, plan_stacks
+
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -27,53 +27,63 @@ class AffectedStacks:
     added: tuple[StackName, ...]  # only in head: plan (creates)
     removed: tuple[StackName, ...]  # only in base: plan a destroy
     unchanged: int
+    touched_kinds: frozenset[StackKind] = frozenset()  # the kinds of the changed, added and removed stacks
 
     @property
     def to_plan(self) -> tuple[StackName, ...]:
         return self.changed + self.added
 
 
-# Parts of org.yaml that only validation and the org stack read: a change to the Platform
-# Administrator, to a persona's ceiling or to the trusted accounts replans no cluster or project.
-ORG_ONLY: dict[str, Any] = {"trusted_external_accounts": True, "personas": {
-    "PlatformAdministrator": True, "ProjectLead": {"ceiling"}, "Engineer": {"ceiling"}, "Viewer": {"ceiling"}}}
-
-
 def stack_inputs(tree: GovernanceTree, spec: StackSpec) -> str:
-    """A fingerprint of everything in `tree` that stack `spec` is declared from."""
-    assert tree.org is not None
-    parts: list[str] = [tree.org.model.model_dump_json(exclude=None if spec.kind == "org" else ORG_ONLY)]
-    if spec.kind == "org":
-        parts += [f"{t}={p.model.cost_centre}" for t, p in sorted(tree.projects.items())]
-        parts += [f"{c}@{m.model.account}/{m.model.region}/{m.model.eks.cluster_name}"
-                  for c, m in sorted(tree.clusters.items())]
-    elif spec.kind == "cluster":
-        parts.append(tree.clusters[spec.subject].model.model_dump_json())
-        parts += [_team_on_cluster(t, p.model, spec.subject) for t, p in sorted(tree.projects.items())
-                  if spec.subject in p.model.quotas]
-    else:
-        project = tree.projects[spec.subject].model
-        parts.append(project.model_dump_json())
-        parts += [f"{c}:{tree.clusters[c].model.model_dump_json()}" for c in sorted(project.quotas)
-                  if c in tree.clusters]
-        parts += [f"{cls}:{wl.model.model_dump_json()}" for (team, cls), wl in sorted(tree.workloads.items())
-                  if team == spec.subject]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    """A fingerprint of everything in `tree` that stack `spec` is declared from: its view."""
+    return fingerprint(stack_view(tree, spec.kind, spec.subject))
 
 
-def _team_on_cluster(team: str, project: Project, cluster: str) -> str:
-    """What a cluster stack declares from a team: its compute quota there, and its cost tags."""
-    return "|".join([team, project.quotas[cluster].model_dump_json(), str(project.fair_share_weight),
-                     str(project.preempt_own_lower_priority), str(project.cost_centre),
-                     json.dumps(project.tags, sort_keys=True)])
+def _changed(before: Mapping[K, Sourced[Any]], after: Mapping[K, Sourced[Any]]) -> set[K]:
+    """The names of objects added, removed or changed (model equality: microseconds each)."""
+    return {k for k in before.keys() | after.keys()
+            if k not in before or k not in after or before[k].model != after[k].model}
+
+
+def _candidates(base: GovernanceTree, head: GovernanceTree, specs: Iterable[StackSpec]) -> list[StackSpec]:
+    """The stacks whose view may differ: those built from an object, or the slice of one, that
+    changed. It reads the changed objects only (with the views' own slices), never builds the views
+    of the rest, which keeps a merge request's cost independent of org size; it never misses one
+    (the property test checks)."""
+    assert base.org is not None and head.org is not None
+    if base.org.model != head.org.model:
+        return list(specs)  # every view holds (a slice of) the org
+    clusters = _changed(base.clusters, head.clusters)
+    projects = _changed(base.projects, head.projects)
+    teams = projects | {team for team, _ in _changed(base.workloads, head.workloads)}
+    org_stack = bool(clusters) or any(_sliced(base, t, org_stack_project) != _sliced(head, t, org_stack_project)
+                                      for t in projects)
+    touched = set(clusters)
+    for t in projects:
+        quotas = {c for tree in (base, head) if t in tree.projects for c in tree.projects[t].model.quotas}
+        touched |= {c for c in quotas if _on(base, t, c) != _on(head, t, c)}
+    return [s for s in specs if (s.kind == "org" and org_stack) or (s.kind == "cluster" and s.subject in touched)
+            or (s.kind == "project" and (s.subject in teams or not clusters.isdisjoint(
+                head.projects[s.subject].model.quotas)))]
+
+
+def _sliced(tree: GovernanceTree, team: str, slice_of: Callable[[Project], Project]) -> Project | None:
+    return slice_of(tree.projects[team].model) if team in tree.projects else None
+
+
+def _on(tree: GovernanceTree, team: str, cluster: str) -> Project | None:
+    project = tree.projects.get(team)
+    return team_on_cluster(project.model, cluster) if project and cluster in project.model.quotas else None
 
 
 def affected_stacks(base: GovernanceTree, head: GovernanceTree) -> AffectedStacks:
     before = {s.name: s for s in plan_stacks(base)}
     after = {s.name: s for s in plan_stacks(head)}
     order = [s.name for s in plan_stacks(head)]
-    changed = tuple(n for n in order if n in before and stack_inputs(base, before[n]) != stack_inputs(head, after[n]))
+    maybe = {s.name for s in _candidates(base, head, (s for n, s in after.items() if n in before))}
+    changed = tuple(n for n in order if n in maybe and stack_inputs(base, before[n]) != stack_inputs(head, after[n]))
     added = tuple(n for n in order if n not in before)
     removed = tuple(sorted(n for n in before if n not in after))
+    kinds = frozenset({*(after[n].kind for n in (*changed, *added)), *(before[n].kind for n in removed)})
     return AffectedStacks(changed=changed, added=added, removed=removed,
-                          unchanged=len(after) - len(changed) - len(added))
+                          unchanged=len(after) - len(changed) - len(added), touched_kinds=kinds)

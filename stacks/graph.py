@@ -27,7 +27,9 @@ from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.scheduler_config import CaptureOnlyProvider
 from hypergov.model.tree import GovernanceTree
+from hypergov.stack_views import StackView, stack_view
 from hypergov.validate import load_valid_tree
 from stacks.program import StackSettings, declare
 from stacks.spec import find_stack
@@ -166,14 +168,22 @@ def capture_graph(source: GovernanceTree | str | os.PathLike[str], stack_name: s
     tree = source if isinstance(source, GovernanceTree) else load_valid_tree(source)
     spec = find_stack(tree, stack_name)
     config_dir = "config" if isinstance(source, GovernanceTree) else os.fspath(source)
+    return capture_view(stack_view(tree, spec.kind, spec.subject), stack_name, config_dir=config_dir,
+                        kubeconfig=kubeconfig, assume_role_name=assume_role_name)
+
+
+def capture_view(view: StackView, stack_name: str, *, config_dir: str = "config", kubeconfig: str = "",
+                 assume_role_name: str = "") -> ResourceGraph:
+    """The resource graph of the stack declared from `view` (what the engines capture)."""
     # Every Kubernetes object is captured: the terraform engine plans them all and applies them with
     # its own kubeconfig setting (or marks them not applied); it never uses this graph's provider.
-    stack_settings = StackSettings(kind=spec.kind, name=spec.subject, kubernetes="declare", config_dir=config_dir,
+    stack_settings = StackSettings(kind=view.kind, name=view.subject, kubernetes="declare",
+                                   scheduler_config_provider=CaptureOnlyProvider(), config_dir=config_dir,
                                    kubeconfig=kubeconfig, assume_role_name=assume_role_name)
-    config = {"hypergov:kind": spec.kind, "hypergov:name": spec.subject, "hypergov:configDir": config_dir}
+    config = {"hypergov:kind": view.kind, "hypergov:name": view.subject, "hypergov:configDir": config_dir}
 
     def program() -> None:
-        declare(tree, stack_settings)
+        declare(view, stack_settings)
 
     with mocked_runtime(stack_name, config=config) as monitor, _without_ambient_kubeconfig():
         _sync_await(run_pulumi_func(program))

@@ -20,13 +20,14 @@ there (e.g. OrganizationAccountAccessRole); without it, all accounts use the amb
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
+from pulumi.dynamic import ResourceProvider
 
 from components.arns import account_id, cluster_region
 from components.cluster import ClusterGovernance, ClusterGovernanceArgs
@@ -34,10 +35,9 @@ from components.organization import OrganizationGovernance, OrganizationGovernan
 from components.project import ProjectGovernance, ProjectGovernanceArgs
 from components.workload import WorkloadPolicy, WorkloadPolicyArgs
 from hypergov.model.org import Organization
-from hypergov.model.tree import GovernanceTree
+from hypergov.stack_views import ClusterView, OrgView, ProjectView, StackKind, StackView, stack_view
 from hypergov.validate import InvalidTreeError, load_valid_tree
 from stacks.files import STACK_CONFIG_DIR, stack_file
-from stacks.spec import StackKind
 
 KubernetesMode = Literal["declare", "skip-without-kubeconfig"]
 
@@ -50,6 +50,9 @@ class StackSettings:
     kind: StackKind
     name: str
     kubernetes: KubernetesMode  # "declare" always (graph capture); "skip-without-kubeconfig" (pulumi up)
+    # What carries out the HyperPod scheduler config (a dynamic resource): the engine's provider for
+    # pulumi up, components.scheduler_config.CaptureOnlyProvider under graph capture.
+    scheduler_config_provider: ResourceProvider
     config_dir: str = "config"
     kubeconfig: str = ""
     assume_role_name: str = ""
@@ -96,24 +99,24 @@ class Providers:
                             context=eks_name if kubeconfig else None)
 
 
-def declare(tree: GovernanceTree, settings: StackSettings) -> dict[str, int]:
-    """Declare the stack's resources into the running Pulumi program; returns, per cluster, the
-    Kubernetes objects not declared for want of a kubeconfig (each warned about)."""
-    if tree.org is None:
-        raise ValueError("the tree has no org.yaml; validate it first")
-    org = tree.org.model
-    providers = Providers(org, settings)
+def declare(view: StackView, settings: StackSettings) -> dict[str, int]:
+    """Declare the stack's resources from its view into the running Pulumi program; returns, per
+    cluster, the Kubernetes objects not declared for want of a kubeconfig (each warned about)."""
+    providers = Providers(view.org, settings)
     skipped: dict[str, int] = {}
-    if settings.kind == "org":
-        _declare_org(tree, providers)
-    elif settings.kind == "cluster":
-        skipped = _declare_cluster(tree, settings.name, providers)
+    contexts: dict[str, str] = {}
+    if isinstance(view, OrgView):
+        _declare_org(view, providers)
+    elif isinstance(view, ClusterView):
+        skipped = _declare_cluster(view, providers)
+        contexts = {view.name: view.cluster.eks.cluster_name}
     else:
-        skipped = _declare_project(tree, settings.name, providers)
+        skipped = _declare_project(view, providers)
+        contexts = {c: m.eks.cluster_name for c, m in view.clusters.items()}
     skipped = {c: n for c, n in sorted(skipped.items()) if n}
     for cluster, count in skipped.items():
         pulumi.log.warn(skipped_message(stack=pulumi.get_stack(), cluster=cluster, count=count,
-                                        context=tree.clusters[cluster].model.eks.cluster_name))
+                                        context=contexts[cluster]))
     return skipped
 
 
@@ -124,73 +127,63 @@ def skipped_message(*, stack: str, cluster: str, count: int, context: str) -> st
             f"(a kubeconfig path with the context '{context}') in {stack_file(STACK_CONFIG_DIR, stack).as_posix()}")
 
 
-def _declare_org(tree: GovernanceTree, providers: Providers) -> None:
-    org = providers.org
-    clusters = {name: c.model for name, c in sorted(tree.clusters.items())}
+def _declare_org(view: OrgView, providers: Providers) -> None:
+    org = view.org
     OrganizationGovernance(org.name, OrganizationGovernanceArgs(
-        org=org, projects={t: p.model for t, p in tree.projects.items()}, management=providers.management(),
+        view=view, management=providers.management(),
         accounts={str(a.id): providers.aws_provider(str(a.id), org.home_region) for a in org.accounts},
-        clusters=clusters,
         cluster_providers={name: providers.aws_provider(account_id(org, c.account), cluster_region(org, c))
-                           for name, c in clusters.items()}))
+                           for name, c in view.clusters.items()}))
 
 
-def _declare_cluster(tree: GovernanceTree, name: str, providers: Providers) -> dict[str, int]:
-    org = providers.org
-    cluster = tree.clusters[name].model
+def _declare_cluster(view: ClusterView, providers: Providers) -> dict[str, int]:
+    org, cluster = view.org, view.cluster
     acct = account_id(org, cluster.account)
-    teams = {t: p.model for t, p in sorted(tree.projects.items()) if name in p.model.quotas}
-    args = ClusterGovernanceArgs(org=org, name=name, cluster=cluster, teams=teams,
+    args = ClusterGovernanceArgs(view=view, scheduler_config_provider=providers.settings.scheduler_config_provider,
                                  assume_role_arn=providers.role_arn(acct))
     if cluster.task_governance:
-        args = ClusterGovernanceArgs(**{**args.__dict__,
-                                        "aws_native": providers.aws_native(acct, cluster_region(org, cluster))})
+        args = replace(args, aws_native=providers.aws_native(acct, cluster_region(org, cluster)))
     else:
-        args = ClusterGovernanceArgs(**{**args.__dict__,
-                                        "kubernetes": providers.kubernetes(name, cluster.eks.cluster_name)})
-    component = ClusterGovernance(name, args)
-    return {name: component.kubernetes.skipped}
+        args = replace(args, kubernetes=providers.kubernetes(view.name, cluster.eks.cluster_name))
+    component = ClusterGovernance(view.name, args)
+    return {view.name: component.kubernetes.skipped}
 
 
-def _declare_project(tree: GovernanceTree, team: str, providers: Providers) -> dict[str, int]:
-    org = providers.org
-    project = tree.projects[team].model
-    clusters = {c: tree.clusters[c].model for c in sorted(project.quotas)}
+def _declare_project(view: ProjectView, providers: Providers) -> dict[str, int]:
+    org, team = view.org, view.team
     aws_providers: dict[tuple[str, str], aws.Provider] = {}
-    for cluster in clusters.values():
+    for cluster in view.clusters.values():
         acct = account_id(org, cluster.account)
         for region in (org.home_region, cluster_region(org, cluster)):
             aws_providers[(acct, region)] = providers.aws_provider(acct, region)
-    kube = {c: providers.kubernetes(c, m.eks.cluster_name) for c, m in clusters.items()}
-    governance = ProjectGovernance(team, ProjectGovernanceArgs(
-        org=org, team=team, project=project, clusters=clusters, aws_providers=aws_providers, kubernetes=kube))
+    kube = {c: providers.kubernetes(c, m.eks.cluster_name) for c, m in view.clusters.items()}
+    governance = ProjectGovernance(team, ProjectGovernanceArgs(view=view, aws_providers=aws_providers, kubernetes=kube))
     skipped = {c: objects.skipped for c, objects in governance.kubernetes.items()}
-    workloads = {cls: wl.model for (owner, cls), wl in sorted(tree.workloads.items()) if owner == team}
-    for cluster_name, cluster in clusters.items():
+    for cluster_name in view.clusters:
         policy = WorkloadPolicy(f"{team}@{cluster_name}", WorkloadPolicyArgs(
-            org=org, team=team, project=project, cluster_name=cluster_name, cluster=cluster,
-            workloads=workloads, kubernetes=kube[cluster_name]))
+            view=view, cluster_name=cluster_name, kubernetes=kube[cluster_name]))
         skipped[cluster_name] += policy.kubernetes.skipped
     return skipped
 
 
-def settings_from_config() -> StackSettings:
+def settings_from_config(scheduler_config_provider: ResourceProvider) -> StackSettings:
     config = pulumi.Config("hypergov")
     kind = config.require("kind")
     if kind not in ("org", "cluster", "project"):
         raise pulumi.RunError(f"hypergov:kind is '{kind}'; it must be org, cluster or project "
                               "(regenerate the stack files with 'hypergov stacks generate')")
     return StackSettings(kind=kind, name=config.require("name"),  # type: ignore[arg-type]
-                         kubernetes="skip-without-kubeconfig", config_dir=config.get("configDir") or "config",
+                         kubernetes="skip-without-kubeconfig", scheduler_config_provider=scheduler_config_provider,
+                         config_dir=config.get("configDir") or "config",
                          kubeconfig=config.get("kubeconfig") or "",
                          assume_role_name=config.get("assumeRoleName") or "")
 
 
-def main() -> None:
-    """The Pulumi program entry point (see `__main__.py`)."""
-    settings = settings_from_config()
+def main(scheduler_config_provider: ResourceProvider) -> None:
+    """The Pulumi program entry point (see `__main__.py`, which passes the engine's provider)."""
+    settings = settings_from_config(scheduler_config_provider)
     try:
         tree = load_valid_tree(settings.config_dir)
     except InvalidTreeError as exc:
         raise pulumi.RunError(f"{exc} {settings.config_dir}") from None
-    declare(tree, settings)
+    declare(stack_view(tree, settings.kind, settings.name), settings)

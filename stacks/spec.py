@@ -9,13 +9,13 @@ the team namespace with the team's compute quota, and the project's RBAC lives i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NewType
+from typing import NewType
 
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
+from hypergov.stack_views import StackKind
 
 StackName = NewType("StackName", str)
-StackKind = Literal["org", "cluster", "project"]
 
 
 @dataclass(frozen=True)

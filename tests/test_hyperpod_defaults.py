@@ -15,12 +15,12 @@ from typing import Any
 
 import yaml
 
-from components.cluster import compute_quota_config
+from capacity.adapter import cluster_capacity
+from capacity.spec import TeamName, TeamQuota
 from components.kueue import cluster_queue
-from hypergov.capacity.adapter import cluster_capacity
-from hypergov.capacity.spec import TeamName, TeamQuota
 from hypergov.model.cluster import Cluster
 from hypergov.model.project import ClusterQuota, Project
+from hypergov.stack_views import effective_quota
 from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
 
@@ -61,13 +61,15 @@ def test_every_request_writes_the_defaults_explicitly() -> None:
     project = Project.model_validate(_minimal_project())
     quota = project.quotas["gpu-west"]
     gpu_west = Cluster.model_validate(_doc("clusters/gpu-west.yaml"))
-    config = compute_quota_config(gpu_west, project, quota)
-    assert config["resource_sharing_config"] == {"strategy": "LendAndBorrow", "borrow_limit": 50}
-    assert config["preempt_team_tasks"] == "LowerPriority"
+    assert quota.borrow_limit_percent is None
+    config = effective_quota("speech", project, "gpu-west", gpu_west).request(cluster_arn="arn")["ComputeQuotaConfig"]
+    assert config["ResourceSharingConfig"] == {"Strategy": "LendAndBorrow", "BorrowLimit": 50}
+    assert config["PreemptTeamTasks"] == "LowerPriority"
     trn_east = Cluster.model_validate(_doc("clusters/trn-east.yaml"))
-    eks_quota = ClusterQuota.model_validate({"instances": {"ml.trn1.32xlarge": 4}})
-    spec = cluster_queue(team="speech", cluster_name="trn-east", cluster=trn_east, project=project,
-                         quota=eks_quota)["spec"]
+    on_trn = project.model_copy(update={"quotas": {"trn-east": ClusterQuota.model_validate(
+        {"instances": {"ml.trn1.32xlarge": 4}})}})
+    spec = cluster_queue(effective_quota("speech", on_trn, "trn-east", trn_east),
+                         fair_share=trn_east.scheduler.fair_share)["spec"]
     resources = spec["resourceGroups"][0]["flavors"][0]["resources"][0]
     assert resources["borrowingLimit"] == resources["nominalQuota"] * 50 // 100
     assert "lendingLimit" not in resources  # LendAndBorrow lends all its idle quota

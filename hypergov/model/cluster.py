@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from hypergov.hyperpod_defaults import DEFAULT_FAIR_SHARE, DEFAULT_IDLE_RESOURCE_SHARING
+from hypergov.model.accelerators import accelerators_per_instance
 from hypergov.model.aws_limits import PRIORITY_CLASSES, PRIORITY_WEIGHT, limit_items, limit_range
 from hypergov.model.common import (
     EksClusterName,
@@ -74,6 +75,12 @@ class Cluster(StrictModel):
     capacity: dict[InstanceType, InstanceCapacity] = Field(min_length=1)
     scheduler: SchedulerPolicy
     tags: Tags = Field(default_factory=dict)
+
+    def accelerators(self, instance_type: str) -> int | None:
+        """GPUs (or Neuron devices) per instance of `instance_type`: the cluster's override, else the
+        built-in table; None when neither knows the type."""
+        capacity = self.capacity.get(instance_type)
+        return accelerators_per_instance(instance_type, capacity.accelerators_per_instance if capacity else None)
 
     def priority_class_names(self) -> set[str]:
         return {pc.name for pc in self.scheduler.priority_classes}

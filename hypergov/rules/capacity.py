@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from hypergov.model.accelerators import accelerators_per_instance
 from hypergov.model.cluster import Cluster
 from hypergov.model.project import ClusterQuota, Project
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, Severity, SourcePos
 from hypergov.rules.base import problem
+from hypergov.stack_views import effective_sharing
 
 
 def check_capacity(tree: GovernanceTree) -> Iterator[Problem]:
@@ -94,9 +94,9 @@ def max_job_gpus(cluster: Cluster, quota: ClusterQuota, instance_types: set[str]
         cap = cluster.capacity.get(itype)
         if cap is None:
             continue
-        per = accelerators_per_instance(itype, cap.accelerators_per_instance) or 0
+        per = cluster.accelerators(itype) or 0
         reachable = count
-        if quota.sharing == "LendAndBorrow" and cluster.scheduler.idle_resource_sharing:
+        if effective_sharing(quota, cluster) == "LendAndBorrow":
             reachable = count + (count * quota.effective_borrow_limit_percent()) // 100
         best = max(best, min(reachable, cap.instances) * per)
     return best

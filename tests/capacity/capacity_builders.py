@@ -3,7 +3,7 @@ named 'gpu' unless a test says otherwise)."""
 
 from __future__ import annotations
 
-from hypergov.capacity.spec import (
+from capacity.spec import (
     ClusterCapacity,
     InstanceTypeName,
     Job,

@@ -11,11 +11,11 @@ import git
 import pytest
 from click.testing import CliRunner
 
-import hypergov.capacity
-from hypergov.cli import main
+import capacity
+from cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = Path(hypergov.capacity.__file__).parent / "samples"
+SAMPLES = Path(capacity.__file__).parent / "samples"
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,8 @@ def test_simulate_philly_sample() -> None:
 
 
 def test_diff_flags_the_team_that_loses_quota(repo: Path, small_trace: Path, tmp_path: Path) -> None:
-    args = ["capacity", "diff", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--trace", str(small_trace),
-            "--cluster", "gpu-west"]
+    args = ["capacity", "diff", "--config", str(repo / "config"), "--base", "HEAD~1", "--head", "HEAD",
+            "--trace", str(small_trace), "--cluster", "gpu-west"]
     shown = CliRunner().invoke(main, args)
     assert shown.exit_code == 0, shown.output
     assert "vision" in shown.stdout and "guaranteed ml.p5.48xlarge GPUs 96 -> 64" in shown.stdout
@@ -96,7 +96,7 @@ def test_diff_flags_the_team_that_loses_quota(repo: Path, small_trace: Path, tmp
     pytest.param(["simulate", "--trace", "{good}", "--trace-format", "philly"], 1, "needs --instance-type",
                  id="philly-without-type"),
     pytest.param(["simulate", "--trace", "{good}", "--config", "{invalid}"], 1, "is invalid", id="invalid-tree"),
-    pytest.param(["diff", "--base", "nope", "--head", "HEAD", "--trace", "{good}", "--repo", "{repo}"], 1,
+    pytest.param(["diff", "--base", "nope", "--head", "HEAD", "--trace", "{good}", "--config", "{repo-config}"], 1,
                  "'nope' is not a commit", id="unknown-ref"),
 ])
 def test_user_errors_exit_cleanly(args: list[str], code: int, message: str, tmp_path: Path, small_trace: Path,
@@ -106,7 +106,8 @@ def test_user_errors_exit_cleanly(args: list[str], code: int, message: str, tmp_
     invalid = tmp_path / "invalid"
     shutil.copytree(ROOT / "config", invalid)
     (invalid / "clusters" / "gpu-west.yaml").write_text("capacity: {}\n")
-    values = {"{bad}": str(bad), "{good}": str(small_trace), "{invalid}": str(invalid), "{repo}": str(repo)}
+    values = {"{bad}": str(bad), "{good}": str(small_trace), "{invalid}": str(invalid),
+              "{repo-config}": str(repo / "config")}
     result = CliRunner().invoke(main, ["capacity", *[values.get(a, a) for a in args]])
     assert result.exit_code == code, result.output
     assert message in result.output

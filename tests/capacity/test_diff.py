@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from capacity_builders import cluster, job, team
 
-from hypergov.capacity.diff import Thresholds, diff_reports, format_duration, team_regressions
-from hypergov.capacity.render import diff_dict, render_markdown
-from hypergov.capacity.runner import run
-from hypergov.capacity.spec import Job
+from capacity.diff import Thresholds, diff_reports, format_duration, team_regressions
+from capacity.render import diff_dict, render_markdown
+from capacity.runner import run
+from capacity.spec import Job
 
 
 def _trace() -> list[Job]:

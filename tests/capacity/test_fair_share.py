@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from capacity_builders import cluster, job, team
 
-from hypergov.capacity import SimulationSettings, simulate
-from hypergov.capacity.spec import ClusterCapacity, Job
+from capacity import SimulationSettings, simulate
+from capacity.spec import ClusterCapacity, Job
 
 
 def _setup(*, fair_share: bool = True) -> ClusterCapacity:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from capacity_builders import cluster, job, team
 
-from hypergov.capacity import SimulationSettings, simulate
+from capacity import SimulationSettings, simulate
 
 
 def test_gang_job_is_never_half_admitted() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from capacity_builders import cluster, job, team
 
-from hypergov.capacity import SimulationSettings, simulate
+from capacity import SimulationSettings, simulate
 
 CHECKED = SimulationSettings(check_invariants=True)
 

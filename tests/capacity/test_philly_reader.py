@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-import hypergov.capacity
-from hypergov.capacity.philly import parse_philly, read_philly
-from hypergov.capacity.trace import TraceError
+import capacity
+from capacity.philly import parse_philly, read_philly
+from capacity.trace import TraceError
 
-SAMPLE = Path(hypergov.capacity.__file__).parent / "samples" / "philly-sample.json"
+SAMPLE = Path(capacity.__file__).parent / "samples" / "philly-sample.json"
 
 
 def test_sample_maps_to_jobs() -> None:

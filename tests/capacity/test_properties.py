@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hypergov.capacity import ClusterCapacity, Job, SimulationSettings, simulate
-from hypergov.capacity.spec import InstanceTypeName, JobId, PriorityClass, TeamName, TeamQuota
+from capacity import ClusterCapacity, Job, SimulationSettings, simulate
+from capacity.spec import InstanceTypeName, JobId, PriorityClass, TeamName, TeamQuota
 
 TYPES = (InstanceTypeName("p5"), InstanceTypeName("g5"))
 PRIORITIES = (PriorityClass("high", 100), PriorityClass("mid", 50), PriorityClass("low", 10))

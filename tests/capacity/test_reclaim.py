@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from capacity_builders import cluster, job, team
 
-from hypergov.capacity import SimulationSettings, simulate
+from capacity import SimulationSettings, simulate
 
 
 @pytest.mark.parametrize(("progress", "interval", "end", "lost_gpu_s"), [

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import statistics
 
-from hypergov.capacity.spec import InstanceTypeName, TeamName
-from hypergov.capacity.synth import TraceShape, Workload, gang_sizes, generate
+from capacity.spec import InstanceTypeName, TeamName
+from capacity.synth import TraceShape, Workload, gang_sizes, generate
 
 P5 = InstanceTypeName("ml.p5.48xlarge")
 

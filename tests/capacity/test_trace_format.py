@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hypergov.capacity.spec import InstanceTypeName, Job, JobId, TeamName
-from hypergov.capacity.trace import TraceError, format_trace, parse_trace, read_trace, write_trace
+from capacity.spec import InstanceTypeName, Job, JobId, TeamName
+from capacity.trace import TraceError, format_trace, parse_trace, read_trace, write_trace
 
 JOBS = [Job(id=JobId("a"), submit=0, team=TeamName("nlp"), instance_type=InstanceTypeName("ml.p5.48xlarge"), gpus=8,
             duration=3600, priority="training", cluster="gpu-west"),

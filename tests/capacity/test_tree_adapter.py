@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypergov.capacity.adapter import cluster_capacities, cluster_capacity, generate_for_tree, workloads_for_tree
-from hypergov.capacity.spec import InstanceTypeName
-from hypergov.capacity.synth import TraceShape
+from capacity.adapter import cluster_capacities, cluster_capacity, generate_for_tree, workloads_for_tree
+from capacity.spec import InstanceTypeName
+from capacity.synth import TraceShape
 from hypergov.validate import load_valid_tree
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"

@@ -5,7 +5,7 @@ machines).
 The objects are the exact manifests the engine applies: every stack of the example tree
 (`config/`), of a variant of it whose clusters all run in plain-EKS (Kueue) mode, and of a small
 synthetic org, captured under Pulumi's mocks and turned into manifests by
-`reconciler.kube.object_from_pulumi` (hypergov's pruning labels included).
+`engines.kube.object_from_pulumi` (hypergov's pruning labels included).
 
 - Core kinds: the official Kubernetes OpenAPI schemas shipped by `kubernetes-validate`, in their
   strict form (an unknown field is an error: server-side apply without strict field validation
@@ -49,9 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from example_tree import example_files
 
 from benchmarks.synthetic import generate_org
+from engines.kube import KubeObject, object_from_pulumi
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
-from reconciler.kube import KubeObject, object_from_pulumi
 from stacks.graph import capture_graph
 from stacks.spec import plan_stacks
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from embedded_aws import EmbeddedAwsProcess
+from engines.factory import terraform_engine
+from engines.settings import Settings, load_settings
+from engines.terraform.engine import TerraformEngine
 from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
-from reconciler.factory import terraform_engine
-from reconciler.settings import Settings, load_settings
-from reconciler.terraform.engine import TerraformEngine
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 PROD = "111122223333"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from hypergov.embedded_aws import EmbeddedAwsProcess
-from reconciler.plan import StackName
+from embedded_aws import EmbeddedAwsProcess
+from engines.plan import StackName
 from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration

@@ -12,8 +12,8 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from hypergov.cli import main
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import exclusive
 from tests.integration.conftest import CONFIG, PROD, REGION
 
@@ -73,7 +73,7 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     scan = runner.invoke(main, ["drift", "--json", "--config", str(config), "--stack", "org",
                                 "--stack", "project-speech", "--stack", "project-vision"], env=env)
     assert scan.exit_code == 2, scan.output
-    report = {entry["stack"]: entry for entry in json.loads(scan.stdout)}
+    report = {entry["stack"]: entry for entry in json.loads(scan.stdout)["refreshed"]}
     assert not report["org"]["drifted"], json.dumps(report["org"])
     assert not report["project-vision"]["drifted"]  # vision: never applied
     (role,) = report["project-speech"]["changes"]

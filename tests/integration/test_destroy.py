@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from embedded_aws import EmbeddedAwsProcess
+from engines.kube import KubeObject
+from engines.plan import Action, Plan, StackName
 from hypergov import naming
-from hypergov.embedded_aws import EmbeddedAwsProcess
-from reconciler.kube import KubeObject
-from reconciler.plan import Action, Plan, StackName
 from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
 from tests.reconciler.kube_fakes import FakeCluster
 

@@ -11,8 +11,8 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from hypergov.cli import main
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
 from tests.integration.conftest import CONFIG
 
 pytestmark = pytest.mark.integration
@@ -39,6 +39,38 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     assert "1 changed file(s) need approval" in result.output
     assert ("| `projects/vision.yaml` | modified | `arn:aws:iam::111122223333:role/vision-lead`, "
             "`arn:aws:iam::111122223333:role/PlatformAdministrator`") in markdown
+    # what the change means, above the resource tables: vision 12 -> 10 p5 (8 GPUs each) = 96 -> 80;
+    # gpu-west's teams 272 -> 256 of its 320 GPUs (tests/test_merge_request_golden.py works them out)
+    order = ["## hypergov plan", "### Governance summary",
+             "| `vision` | `gpu-west` | `ml.p5.48xlarge` | 12 → 10 | 96 → 80 |",
+             "| `gpu-west` | 272 → 256 | 320 | 85% → 80% |", "### Validation", "no errors, 0 warning(s)",
+             "### Resource changes", "| `cluster-gpu-west` |", "### Required approvals"]
+    positions = [markdown.index(text) for text in order]
+    assert positions == sorted(positions), positions
+
+
+def test_an_invalid_change_still_writes_the_comment_with_its_problems(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge request shows why nothing was planned: every problem with file:line and how to
+    fix it, in mr.md; the terminal shows the problems as before, and the exit status is 1."""
+    shutil.copytree(CONFIG, tmp_path / "config")
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    repo.index.add([str(p.relative_to(tmp_path)) for p in (tmp_path / "config").rglob("*") if p.is_file()])
+    repo.index.commit("base")
+    project = tmp_path / "config" / "projects" / "vision.yaml"
+    project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 20"))
+    (tmp_path / "mr.md").write_text("a stale comment from an earlier run")
+    monkeypatch.chdir(tmp_path)
+    env = {"HYPERGOV_STATE_DIR": str(tmp_path / "state"), "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml")}
+    result = CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
+    assert result.exit_code == 1, result.output
+    # 20 + nlp 12 + recsys 4 = 36 p5 guaranteed on gpu-west, which has 32 (clusters/gpu-west.yaml line 14)
+    assert "config/clusters/gpu-west.yaml:14:16  CAP001" in result.output and "Traceback" not in result.output
+    markdown = (tmp_path / "mr.md").read_text()
+    assert markdown.startswith("## hypergov plan: the config tree is invalid\n")
+    assert ("| error | `CAP001` | `config/clusters/gpu-west.yaml:14` | ml.p5.48xlarge: teams are guaranteed 36 "
+            "instances (vision 20, nlp 12, recsys 4) but the cluster has 32 | lower the teams' quotas by 4") in markdown
+    assert not (tmp_path / "state" / "stacks").exists()  # nothing was planned
 
 
 @pytest.mark.parametrize("how", [

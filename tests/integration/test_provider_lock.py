@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.terraform.locks import AWS_PROVIDER, STACK_LOCK, parse_lock
-from reconciler.terraform.runner import ProviderLockError, TerraformRunner
-from reconciler.terraform.workspace import ProviderSource, Workspace, prepare_workspace, resolve_provider_source
+from engines.terraform.locks import AWS_PROVIDER, STACK_LOCK, parse_lock
+from engines.terraform.runner import ProviderLockError, TerraformRunner
+from engines.terraform.workspace import ProviderSource, Workspace, prepare_workspace, resolve_provider_source
 
 pytestmark = pytest.mark.integration
 PROVIDER = "5.100.0"

@@ -14,8 +14,8 @@ import git
 import pytest
 from click.testing import CliRunner, Result
 
-from hypergov.cli import main
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE, exclusive
 from tests.integration.conftest import CONFIG, PROD, REGION
 

@@ -20,8 +20,8 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from hypergov.cli import main
-from hypergov.embedded_aws import EmbeddedAwsProcess
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import exclusive
 from tests.integration.conftest import CREDENTIALS, PROD, REGION
 from tests.integration.test_reconcile import _governance_repo
@@ -78,7 +78,7 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
     busy = ExitStack()
     busy.enter_context(exclusive(tmp_path / "state"))  # first, someone else holds the state directory
     with open(log, "w") as out:
-        daemon = subprocess.Popen([sys.executable, "-m", "hypergov.cli", "reconcile", "--watch", "1",
+        daemon = subprocess.Popen([sys.executable, "-m", "cli.main", "reconcile", "--watch", "1",
                                    "--max-backoff", "2"], stdout=out, stderr=subprocess.STDOUT, env=env,
                                   cwd=tmp_path)
     try:

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from hypergov.embedded_aws import EmbeddedAwsProcess
-from reconciler.plan import Action, Plan, StackName
-from reconciler.terraform.engine import PLAN_FILE
-from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.showplan import changes_from_show
+from embedded_aws import EmbeddedAwsProcess
+from engines.plan import Action, Plan, StackName
+from engines.terraform.engine import PLAN_FILE
+from engines.terraform.runner import TerraformRunner
+from engines.terraform.showplan import changes_from_show
 from tests.integration.conftest import MANAGEMENT, PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration

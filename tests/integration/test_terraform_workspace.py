@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.workspace import (
+from engines.terraform.runner import TerraformRunner
+from engines.terraform.workspace import (
     MirrorNotFoundError,
     find_mirror,
     os_arch,

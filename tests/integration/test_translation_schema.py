@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from benchmarks.synthetic import generate_org
+from engines.settings import AwsSettings
+from engines.terraform.runner import TerraformRunner
+from engines.terraform.translate import MAPPINGS, check_against_schema, translate
+from engines.terraform.workspace import prepare_workspace, resolve_provider_source
 from hypergov.validate import validate_files
-from reconciler.settings import AwsSettings
-from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.translate import MAPPINGS, check_against_schema, translate
-from reconciler.terraform.workspace import prepare_workspace, resolve_provider_source
 from stacks.graph import capture_graph
 from stacks.spec import plan_stacks
 from tests.integration.conftest import example_files

@@ -9,13 +9,13 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from engines.hyperpod.executor import HyperPodExecutor
+from engines.kube import KubeApi, KubeKind, KubeObject
+from engines.settings import load_settings
+from engines.terraform.engine import TerraformEngine
+from engines.terraform.runner import TerraformRunner
+from engines.terraform.workspace import ProviderSource, prepare_workspace
 from hypergov.model.tree import GovernanceTree
-from reconciler.hyperpod import HyperPodExecutor
-from reconciler.kube import KubeApi, KubeKind, KubeObject
-from reconciler.settings import load_settings
-from reconciler.terraform.engine import TerraformEngine
-from reconciler.terraform.runner import TerraformRunner
-from reconciler.terraform.workspace import ProviderSource, prepare_workspace
 
 
 class FakeCluster:

@@ -12,6 +12,8 @@ from pathlib import Path
 import git
 import pytest
 
+from engines.outcomes import permanent
+from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 from reconciler.audit import (
     AuditCommitError,
     AuditEntry,
@@ -20,8 +22,6 @@ from reconciler.audit import (
     find_audit_repo,
     source_commit,
 )
-from reconciler.outcomes import permanent
-from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 
 WHEN = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 SECRET = "s3cr3t-value-never-recorded"

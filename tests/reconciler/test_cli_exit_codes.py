@@ -12,7 +12,7 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from hypergov.cli import main
+from cli.main import main
 from reconciler.reconcile import exclusive
 from tests.example_tree import CONFIG
 
@@ -40,7 +40,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     pytest.param(["apply", "--yes", "--stack", "project-nope"], "no stack 'project-nope'", id="apply-unknown-stack"),
     pytest.param(["plan", "--no-such-option"], "No such option", id="plan-unknown-option"),
     pytest.param(["reconcile", "--branch", "release"], "no branch 'release'", id="reconcile-unknown-branch"),
-    pytest.param(["validate", "no-such-dir"], "is not a directory", id="validate-missing-path"),
+    pytest.param(["validate", "--config", "no-such-dir"], "is not a directory", id="validate-missing-path"),
     pytest.param(["no-such-command"], "No such command", id="unknown-command"),
 ])
 def test_usage_errors_exit_1_never_2(gov: Path, tmp_path: Path, args: list[str], message: str,

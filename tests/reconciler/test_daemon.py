@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from botocore.exceptions import ClientError, NoCredentialsError
 
+from engines.outcomes import Backoff, Failure, classify, permanent, temporary
+from engines.plan import ApplyResult, StackName
 from reconciler.daemon import Decision, watch
-from reconciler.outcomes import Backoff, Failure, classify, permanent, temporary
-from reconciler.plan import ApplyResult, StackName
 from reconciler.reconcile import PassResult
 
 THROTTLED = classify(ClientError({"Error": {"Code": "ThrottlingException"}, "ResponseMetadata": {

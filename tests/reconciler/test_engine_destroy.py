@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from engines.inventory import INVENTORY_FILE, InventoryError
+from engines.kube import KubeObject
+from engines.outcomes import classify
+from engines.plan import Action, StackName
+from engines.terraform.engine import NO_INVENTORY
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
-from reconciler.inventory import INVENTORY_FILE, InventoryError
-from reconciler.kube import KubeObject
-from reconciler.outcomes import classify
-from reconciler.plan import Action, StackName
-from reconciler.terraform.engine import NO_INVENTORY
 from tests.example_tree import example_files, example_tree
 from tests.reconciler.kube_fakes import FakeCluster, engine_without_terraform
 

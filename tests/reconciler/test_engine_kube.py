@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engines.plan import Action, StackName
 from hypergov.validate import validate_files
-from reconciler.plan import Action, StackName
 from tests.example_tree import example_files, example_tree
 from tests.reconciler.kube_fakes import FakeCluster, engine_without_terraform
 

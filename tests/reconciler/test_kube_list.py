@@ -12,9 +12,9 @@ import pytest
 from kubernetes.dynamic.exceptions import ForbiddenError, NotFoundError, ResourceNotFoundError, ServiceUnavailableError
 from urllib3.exceptions import MaxRetryError
 
-from reconciler.kube import STACK_LABEL, DynamicKubeApi, object_from_pulumi, plan_objects
-from reconciler.outcomes import classify
-from reconciler.plan import Action
+from engines.kube import STACK_LABEL, DynamicKubeApi, object_from_pulumi, plan_objects
+from engines.outcomes import classify
+from engines.plan import Action
 
 ROLE = ("rbac.authorization.k8s.io/v1", "Role")
 QUEUE = ("kueue.x-k8s.io/v1beta1", "LocalQueue")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from reconciler.kube import KubeKind, KubeObject, apply_decisions, object_from_pulumi, plan_objects
-from reconciler.plan import Action
+from engines.kube import KubeKind, KubeObject, apply_decisions, object_from_pulumi, plan_objects
+from engines.plan import Action
 
 ROLE_INPUTS = {"metadata": {"name": "hyperpod-ns-vision-namespace-role", "namespace": "hyperpod-ns-vision"},
                "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]}

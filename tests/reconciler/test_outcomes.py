@@ -13,13 +13,13 @@ from kubernetes.client.exceptions import ApiException
 from pulumi.automation._cmd import CommandResult
 from pulumi.automation.errors import CompilationError, ConcurrentUpdateError
 
+from engines.outcomes import NO_CREDENTIALS, Backoff, Failure, classify, classify_terraform_output, temporary
+from engines.plan import failure_lines
+from engines.settings import SettingsError
+from engines.terraform.runner import TerraformError
+from engines.terraform.workspace import MirrorNotFoundError
 from hypergov.validate import InvalidTreeError, validate_files
-from reconciler.outcomes import NO_CREDENTIALS, Backoff, Failure, classify, classify_terraform_output, temporary
-from reconciler.plan import failure_lines
 from reconciler.reconcile import ReconcilerBusyError, ReconcilerStateError
-from reconciler.settings import SettingsError
-from reconciler.terraform.runner import TerraformError
-from reconciler.terraform.workspace import MirrorNotFoundError
 
 
 def _client_error(code: str, status: int, operation: str = "CreateComputeQuota") -> bex.ClientError:

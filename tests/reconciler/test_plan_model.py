@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.plan import MASK, Action, Plan, ResourceChange, StackName, diff_attributes, mask
+from engines.plan import MASK, Action, Plan, ResourceChange, StackName, diff_attributes, mask
 
 
 def test_diff_attributes_descends_into_mappings() -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.settings import SettingsError, load_settings
-from reconciler.terraform.locks import AWS_PROVIDER, STACK_LOCK, LockEntry, ProviderLock, parse_lock
-from reconciler.terraform.runner import ProviderLockError, TerraformError
-from reconciler.terraform.workspace import (
+from engines.settings import SettingsError, load_settings
+from engines.terraform.locks import AWS_PROVIDER, STACK_LOCK, LockEntry, ProviderLock, parse_lock
+from engines.terraform.runner import ProviderLockError, TerraformError
+from engines.terraform.workspace import (
     GO_GC_PERCENT,
     MirrorNotFoundError,
     ProviderSource,

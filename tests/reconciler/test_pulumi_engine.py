@@ -27,12 +27,12 @@ from pulumi.automation import (
 from pulumi.automation._cmd import CommandResult
 from pulumi.automation.errors import ConcurrentUpdateError
 
-from reconciler.engine import Engine
-from reconciler.factory import build_engine
-from reconciler.outcomes import Failure
-from reconciler.plan import Action, Drift, Plan, StackName
-from reconciler.pulumi_engine import PulumiEngine, changes_from_events
-from reconciler.settings import Settings
+from engines.factory import build_engine
+from engines.outcomes import Failure
+from engines.plan import Action, Drift, Plan, StackName
+from engines.protocol import Engine
+from engines.pulumi.engine import PulumiEngine, changes_from_events
+from engines.settings import Settings
 from tests.example_tree import example_tree
 
 

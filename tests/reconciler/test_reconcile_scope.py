@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from engines.plan import StackName
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
-from reconciler.plan import StackName
 from reconciler.reconcile import reconcile_scope
 from tests.example_tree import example_files
 

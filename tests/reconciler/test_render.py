@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reconciler.outcomes import permanent
-from reconciler.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
+from engines.outcomes import permanent
+from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 
 
@@ -61,3 +61,13 @@ def test_markdown_carries_a_plans_notes_into_the_merge_request() -> None:
                                            "terraform"),))
     md = render_markdown([removed])
     assert "> **note:** stack removed from the tree\n\n</details>" in md  # a blank line ends the quote
+
+
+def test_leading_sections_come_above_the_resource_tables() -> None:
+    md = render_markdown([_plan()], leading_sections=["### Governance summary\n\nNo governance changes."],
+                         extra_sections=["### Required approvals"])
+    lines = md.splitlines()
+    assert lines[:5] == ["## hypergov plan", "", "### Governance summary", "", "No governance changes."]
+    assert (md.index("### Governance summary") < md.index("### Resource changes")
+            < md.index("| `project-vision` | 1 | 1 | 0 | 0 |") < md.index("### Required approvals"))
+    assert "### Resource changes" not in render_markdown([_plan()])  # a plain plan keeps its layout

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from reconciler.schedule import Blocked, run_in_dependency_order
+from engines.schedule import Blocked, run_in_dependency_order
 
 DEPS = {"org": [], "cluster-a": ["org"], "cluster-b": ["org"],
         "project-x": ["org", "cluster-a"], "project-y": ["org", "cluster-b"], "project-z": ["org"]}

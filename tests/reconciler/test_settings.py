@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.settings import SettingsError, load_settings
+from engines.settings import SettingsError, load_settings
 
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ task-governance cluster."""
 
 from __future__ import annotations
 
-from components.kueue import accelerators
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
 from stacks.graph import ResourceGraph
@@ -29,7 +28,7 @@ def test_cluster_queues_carry_the_quota_semantics(tree: GovernanceTree, graphs: 
         assert spec["cohort"] == naming.kueue_cohort("trn-east")
         resources = {f["name"]: f["resources"][0] for g in spec["resourceGroups"] for f in g["flavors"]}
         assert {t: r["nominalQuota"] for t, r in resources.items()} == {
-            t: c * accelerators(cluster, t) for t, c in quota.instances.items()}
+            t: c * (cluster.accelerators(t) or 0) for t, c in quota.instances.items()}
         for r in resources.values():
             if quota.sharing == "Lend":
                 assert r["borrowingLimit"] == 0 and "lendingLimit" not in r

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from reconciler.kube import DynamicKubeApi, object_from_pulumi, plan_objects
+from engines.kube import DynamicKubeApi, object_from_pulumi, plan_objects
 from stacks.graph import ResourceGraph
 
 EVERY_DECLARED_KIND = {

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from example_tree import example_files
 
-from hypergov.cli import main
+from cli.main import main
 from hypergov.validate import validate_files
 from stacks.files import generate_stacks, stack_file
 from stacks.spec import plan_stacks

@@ -17,7 +17,7 @@ from corpus_overlay import Case, build_files, example_tree, load_cases, write_tr
 
 REPO = Path(__file__).resolve().parents[2]
 CONSOLE_SCRIPT = REPO / ".venv" / "bin" / "hypergov"
-HYPERGOV = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "hypergov.cli"]
+HYPERGOV = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "cli.main"]
 CASES = {c.name: c for c in load_cases()}
 EXAMPLE = example_tree()
 
@@ -87,7 +87,7 @@ def parse_text(stdout: str) -> list[tuple[str, int, int, str]]:
 
 
 def test_example_tree_is_valid(tmp_path: Path) -> None:
-    run = hypergov("validate", "config", cwd=tree_dir(tmp_path, EXAMPLE))
+    run = hypergov("validate", "--config", "config", cwd=tree_dir(tmp_path, EXAMPLE))
     assert run.code == 0, run.stdout + run.stderr
     assert run.stdout == ""
     assert "valid: config" in run.stderr
@@ -96,13 +96,13 @@ def test_example_tree_is_valid(tmp_path: Path) -> None:
 @pytest.mark.parametrize("target", [pytest.param("no-such-dir", id="missing-directory"),
                                     pytest.param("config/org.yaml", id="file-not-directory")])
 def test_unusable_path_is_a_usage_error(tmp_path: Path, target: str) -> None:
-    run = hypergov("validate", target, cwd=tree_dir(tmp_path, EXAMPLE))
+    run = hypergov("validate", "--config", target, cwd=tree_dir(tmp_path, EXAMPLE))
     assert run.code == 1  # usage errors exit 1, never 2 (which means "changes" to CI)
     assert target in run.stderr and run.stdout == ""
 
 
 def test_all_problems_of_several_files_at_once_sorted(tmp_path: Path) -> None:
-    run = hypergov("validate", "config", cwd=tree_dir(tmp_path, merged(*MULTI)))
+    run = hypergov("validate", "--config", "config", cwd=tree_dir(tmp_path, merged(*MULTI)))
     assert run.code == 1
     found = parse_text(run.stdout)
     assert {(f, line, rule) for f, line, _, rule in found} == expected_of(*MULTI)
@@ -113,8 +113,8 @@ def test_all_problems_of_several_files_at_once_sorted(tmp_path: Path) -> None:
 
 def test_json_output_matches_text_output(tmp_path: Path) -> None:
     root = tree_dir(tmp_path, merged(*MULTI))
-    text = parse_text(hypergov("validate", "config", cwd=root).stdout)
-    run = hypergov("validate", "--json", "config", cwd=root)
+    text = parse_text(hypergov("validate", "--config", "config", cwd=root).stdout)
+    run = hypergov("validate", "--json", "--config", "config", cwd=root)
     assert run.code == 1
     doc = json.loads(run.stdout)
     assert doc["valid"] is False and doc["errors"] == len(text) and doc["warnings"] == 0
@@ -125,14 +125,14 @@ def test_json_output_matches_text_output(tmp_path: Path) -> None:
 
 
 def test_json_for_the_example_tree(tmp_path: Path) -> None:
-    run = hypergov("validate", "--json", "config", cwd=tree_dir(tmp_path, EXAMPLE))
+    run = hypergov("validate", "--json", "--config", "config", cwd=tree_dir(tmp_path, EXAMPLE))
     assert run.code == 0
     assert json.loads(run.stdout) == {"valid": True, "errors": 0, "warnings": 0, "problems": []}
 
 
 def test_warnings_alone_keep_the_tree_valid(tmp_path: Path) -> None:
     case: Case = CASES["cap004-research-stops-lending"]
-    run = hypergov("validate", "config", cwd=tree_dir(tmp_path, build_files(case, EXAMPLE)))
+    run = hypergov("validate", "--config", "config", cwd=tree_dir(tmp_path, build_files(case, EXAMPLE)))
     assert run.code == 0
     assert [(f, line, rule) for f, line, _, rule in parse_text(run.stdout)] == [
         ("config/projects/nlp.yaml", 23, "CAP004")]
@@ -141,7 +141,7 @@ def test_warnings_alone_keep_the_tree_valid(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in HOSTILE])
 def test_hostile_input_gives_problems_not_a_crash(tmp_path: Path, name: str) -> None:
-    run = hypergov("validate", "config", cwd=tree_dir(tmp_path, build_files(CASES[name], EXAMPLE)))
+    run = hypergov("validate", "--config", "config", cwd=tree_dir(tmp_path, build_files(CASES[name], EXAMPLE)))
     assert run.code == 1, run.stderr
     found = parse_text(run.stdout)
     assert found, run.stderr

@@ -1,0 +1,163 @@
+"""The `hypergov` command line. Exit codes are for CI, the same for every command:
+0 nothing to do / success, 2 changes planned or drift found (plan, drift), 1 any error (usage
+errors included: a typo in an option must never read as "changes"), 75 busy (apply, reconcile).
+User errors never print a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.options import config_option, require_tree_dir
+from hypergov import __version__
+from hypergov.problems import Severity, format_problem
+from hypergov.rules.catalog import RULES
+from hypergov.schema import write_schemas
+from hypergov.validate import validate_dir
+
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 1  # not click's 2: 2 means "changes" to CI (terraform's -detailed-exitcode)
+
+
+class HypergovGroup(click.Group):
+    """Click exits 2 on usage errors; hypergov exits 1, so that 2 only ever means changes."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            exc.show()
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code if exc.exit_code != 2 else EXIT_PROBLEMS)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(EXIT_PROBLEMS)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+EXIT_CODES_HELP = ("Exit status (every command): 0 success or nothing to do; 2 changes planned or drift "
+                   "found (plan, drift); 1 any error, usage errors included; 75 busy (apply, reconcile); "
+                   "130 interrupted.")
+
+
+@click.group(cls=HypergovGroup, epilog=EXIT_CODES_HELP,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="hypergov")
+def main() -> None:
+    """GitOps governance for shared SageMaker HyperPod GPU clusters.
+
+    A Git tree (org.yaml, clusters/, projects/, workloads/) describes the organization, its
+    clusters, its teams and their workload rules. hypergov validates it, generates one stack per
+    org, cluster and project, plans and applies them, and detects drift.
+    """
+
+
+@main.command()
+@config_option()
+@click.option("--json", "as_json", is_flag=True, help="Print problems as JSON (for machines).")
+def validate(config_dir: Path, as_json: bool) -> None:
+    """Check the config tree (--config, default ./config) against the schema and every rule.
+
+    Prints every problem at once, sorted by file and line, as
+    'file:line:column  RULE-ID  message' with a hint how to fix it.
+    Exit status: 0 valid (warnings allowed), 1 problems found or the tree unusable.
+    """
+    require_tree_dir(config_dir)
+    path = config_dir
+    report = validate_dir(path)
+    errors = sum(1 for p in report.problems if p.severity is Severity.ERROR)
+    warnings = len(report.problems) - errors
+    if as_json:
+        click.echo(json.dumps({"valid": report.ok, "errors": errors, "warnings": warnings,
+                               "problems": [p.as_dict() for p in report.problems]}, indent=2))
+    else:
+        for p in report.problems:
+            click.echo(format_problem(p))
+        tree = report.tree
+        summary = (f"{len(tree.project_files)} projects, {len(tree.cluster_files)} clusters, "
+                   f"{len(tree.workloads)} workload classes")
+        if report.ok:
+            click.secho(f"valid: {path} ({summary}; {warnings} warning(s))", fg="green", err=True)
+        else:
+            click.secho(f"invalid: {errors} error(s), {warnings} warning(s) in {path} ({summary})",
+                        fg="red", err=True)
+    sys.exit(0 if report.ok else EXIT_PROBLEMS)
+
+
+@main.command("rules")
+@click.option("--json", "as_json", is_flag=True, help="Print the rule catalogue as JSON.")
+def list_rules(as_json: bool) -> None:
+    """List every rule id hypergov reports, with what it checks."""
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in RULES], indent=2))
+        return
+    for r in RULES:
+        click.echo(f"{r.id:<8} {r.family:<12} {r.title}")
+
+
+@main.command("schema")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("schema"),
+              show_default=True, help="Directory to write the JSON Schema files to.")
+def schema_cmd(out: Path) -> None:
+    """Write JSON Schemas of the config files (for editor completion and checks)."""
+    for written in write_schemas(out):
+        click.echo(os.fspath(written))
+
+
+def _add_stacks_group() -> None:
+    from cli.stacks import stacks  # the stacks layer sits above hypergov's models and rules
+
+    main.add_command(stacks)
+
+
+_add_stacks_group()
+
+
+def _add_engine_commands() -> None:
+    from cli.plan import COMMANDS  # the engines sit above the stacks
+    from cli.reconcile import reconcile_cmd
+
+    for command in (*COMMANDS, reconcile_cmd):
+        main.add_command(command)
+
+
+_add_engine_commands()
+
+
+def _add_embedded_aws_command() -> None:
+    from embedded_aws.command import embedded_aws_command  # light: moto loads only when it runs
+
+    main.add_command(embedded_aws_command)
+
+
+_add_embedded_aws_command()
+
+
+def _add_capacity_group() -> None:
+    from cli.capacity import capacity  # quota simulator; matplotlib loads only for --plots
+
+    main.add_command(capacity)
+
+
+_add_capacity_group()
+
+
+def run() -> None:
+    """Console entry point: user errors exit cleanly; only real bugs show a traceback."""
+    try:
+        main(standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,367 @@
+"""`hypergov plan`, `hypergov apply`, `hypergov drift`: the engine from the command line, and the
+helpers every engine command shares (settings, the state lock, the error guard).
+
+Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them: 0 nothing to do,
+2 changes planned (plan) or drift found (drift), 1 any error or refusal (usage errors included),
+75 busy (another apply or reconciler pass holds the state directory). A multi-stack command
+reports every stack: a stack that failed is one line saying so (classified temporary or
+permanent), the others are shown as usual.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from cli.options import config_option
+from engines.outcomes import Failure, HypergovError, classify
+from engines.plan import Drift, Plan, StackName, failure_lines, split_outcomes
+from engines.settings import Settings, SettingsError, load_settings
+from engines.terraform.runner import TerraformError
+from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
+from hypergov.model.tree import GovernanceTree
+from hypergov.validate import InvalidTreeError
+from reconciler.render import apply_line, render_markdown, render_text, summary_line
+
+if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
+    from engines.protocol import Engine
+
+EXIT_CHANGES = 2
+EXIT_BUSY = 75
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def load_cli_settings(settings_file: Path | None, config_dir: Path | None) -> Settings:
+    try:
+        overrides = {"config_dir": str(config_dir)} if config_dir else {}
+        return load_settings(settings_file, overrides=overrides)
+    except SettingsError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _stacks(tree: GovernanceTree, names: Sequence[str]) -> list[StackName]:
+    from stacks.spec import UnknownStackError, find_stack, plan_stacks
+
+    try:
+        return [find_stack(tree, n).name for n in names] if names else [s.name for s in plan_stacks(tree)]
+    except UnknownStackError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def cli_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None) -> Engine:
+    from engines.factory import build_engine
+
+    return build_engine(settings, tree, source_commit=source_commit)
+
+
+@contextmanager
+def _state_lock(settings: Settings) -> Iterator[None]:
+    """Plans, drift scans and applies write the same per-stack files: one at a time per state dir."""
+    from reconciler.reconcile import ReconcilerBusyError, exclusive
+
+    try:
+        with exclusive(Path(settings.state_dir).resolve()):
+            yield
+    except ReconcilerBusyError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_BUSY)
+
+
+@contextmanager
+def _plan_state(settings: Settings, *, private: bool, quiet: bool) -> Iterator[Settings]:
+    """The settings a plan runs with: the shared state directory under its lock, or a private
+    copy of it (no lock, nothing written back); says which on stderr."""
+    import tempfile
+
+    from engines.terraform.workspace import copy_for_planning
+
+    shared = Path(settings.state_dir).resolve()
+    if not private:
+        with _state_lock(settings):
+            if not quiet:
+                click.echo(f"state: {shared} (locked while planning)", err=True)
+            yield settings
+        return
+    with tempfile.TemporaryDirectory(prefix="hypergov-plan-") as tmp:
+        copy_for_planning(shared, Path(tmp))
+        if not quiet:
+            click.echo(f"state: a private copy of {shared} (read-only against live state; nothing written back)",
+                       err=True)
+        yield settings.model_copy(update={"state_dir": Path(tmp)})
+
+
+def _plan_progress(quiet: bool) -> Callable[[StackName, Plan | Failure], None]:
+    def progress(stack: StackName, outcome: Plan | Failure) -> None:
+        if not quiet:
+            text = summary_line(outcome) if isinstance(outcome, Plan) else f"{stack}: {outcome.kind} error"
+            click.echo(f"planned {text}", err=True)
+    return progress
+
+
+def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
+             source_commit: str | None = None) -> tuple[list[Plan], dict[StackName, Failure], Engine]:
+    """Validate, then plan the stacks (all, in dependency order, by default): every stack's
+    plan, and the failure of every stack that could not be planned."""
+    from hypergov.validate import InvalidTreeError, load_valid_tree
+
+    try:
+        tree = load_valid_tree(settings.config_dir)
+    except InvalidTreeError as exc:
+        raise click.ClickException(f"{exc} {settings.config_dir}") from exc
+    names = _stacks(tree, stack_names)
+    engine = cli_engine(settings, tree, source_commit=source_commit)
+    plans, failures = split_outcomes(engine.plan_many(names, progress=_plan_progress(quiet)))
+    return plans, failures, engine
+
+
+def _report_failures(failures: dict[StackName, Failure]) -> None:
+    for line in failure_lines(failures):
+        click.echo(f"ERROR {line}", err=True)
+
+
+_COMMON = [
+    click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Settings file (default: ./hypergov.yaml if present)."),
+    config_option(from_settings=True),
+    click.option("--stack", "stack_names", multiple=True, help="Only this stack (repeatable)."),
+]
+
+
+def _common(fn: F) -> F:
+    for option in reversed(_COMMON):
+        fn = option(fn)
+    return fn
+
+
+def cli_errors(fn: F) -> F:
+    """Failures outside any one stack (no credentials, no provider mirror, an unreadable record, a
+    Git error) become one clear line and exit status 1, not a traceback. Real bugs still show one."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (HypergovError, TerraformError, InvalidTreeError, RefNotFoundError, NotInRepositoryError) as exc:
+            raise click.ClickException(classify(exc).message) from exc
+        except Exception as exc:
+            failure = classify(exc)
+            if failure.reason == "unexpected":
+                raise
+            raise click.ClickException(failure.message) from exc
+    return wrapper  # type: ignore[return-value]
+
+
+PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage included), 75 state directory busy."
+
+
+@click.command("plan", epilog=PLAN_EXIT)
+@_common
+@click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON (failed stacks as error entries).")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the plan as Markdown (for a merge-request comment).")
+@click.option("--base", "base_ref", help="Git ref the change is compared with (a merge request's target): plan "
+              "only the stacks it affects, destroys for removed ones, and the capacity impact when quotas change.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Job trace for the capacity impact (default: the bundled sample trace).")
+@click.option("--private-state", is_flag=True, help="Plan on a private copy of the state directory (read-only "
+              "against live state), so a merge request's plan neither waits for nor touches a running apply.")
+@cli_errors
+def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
+             markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool) -> None:
+    """Validate the tree and plan every stack (or --stack ones) against live state.
+
+    Every stack is reported: a stack that could not be planned is an ERROR line saying whether
+    the failure is temporary (retry: throttling, 5xx, a held lock) or permanent (access denied,
+    no credentials), and the command exits 1. The plan takes the state directory's lock, so it
+    never overwrites the saved plan of an apply or reconciler pass running beside it.
+    """
+    settings = load_cli_settings(settings_file, config_dir)
+    leading: list[str] = []
+    extra: list[str] = []
+    with _plan_state(settings, private=private_state, quiet=as_json) as settings:
+        if base_ref:
+            plans, failures, leading, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json,
+                                                                  markdown_file=markdown_file)
+        else:
+            plans, failures, _ = plan_all(settings, stack_names, quiet=as_json)
+    if as_json:
+        entries: list[dict[str, Any]] = [p.as_dict() for p in plans]
+        entries += [{"stack": n, "error": f.as_dict()} for n, f in failures.items()]
+        click.echo(json.dumps(entries, indent=2, default=str))
+    else:
+        click.echo(render_text(plans), nl=False)
+        _report_failures(failures)
+    if markdown_file:
+        markdown_file.write_text(render_markdown(plans, leading_sections=leading, extra_sections=extra))
+    sys.exit(1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
+
+
+def _merge_request_plan(
+        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool,
+        markdown_file: Path | None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
+    """Plans, failures, the comment's sections above the resource tables and those below. An
+    invalid head still gets its comment (the problems, file:line) before the error is raised."""
+    from capacity.render import render_markdown as capacity_markdown
+    from hypergov.change_control import approvals_markdown, required_approvals
+    from hypergov.gitsource import read_tree_at
+    from hypergov.loader import LoadedFiles
+    from hypergov.tree_files import read_tree_dir
+    from hypergov.validate import held_until_exit, shown_root, validate_files
+    from hypergov.validation_markdown import invalid_tree_markdown
+    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
+
+    # Base and head share all but the changed files: each file is parsed and checked once, and
+    # the base's problems (never shown) name files as the head's do, so that they are shared.
+    loaded, shown = LoadedFiles(), shown_root(settings.config_dir)
+    with held_until_exit():
+        head_files = read_tree_dir(settings.config_dir)
+        head_report = validate_files(head_files, display_root=shown, reuse=loaded)
+        if not head_report.ok:  # the merge request still gets its comment: the problems, file:line
+            if markdown_file:
+                markdown_file.write_text(invalid_tree_markdown(head_report.problems))
+            raise InvalidTreeError(head_report)
+        head = head_report.tree
+        try:
+            where = locate_tree(settings.config_dir)
+            base_files = read_tree_at(where.repo, base_ref, where.subdir)
+        except (RefNotFoundError, NotInRepositoryError) as exc:
+            raise click.UsageError(str(exc)) from exc
+        base_report = validate_files(base_files, display_root=shown, reuse=loaded)
+    if not base_report.ok:
+        raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
+    approvals = required_approvals(base_files, head_files, base_report.tree)
+    mr = scope(base_report.tree, head)
+    engine = cli_engine(settings, head)
+    if not quiet:
+        click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
+                   f"{mr.affected.unchanged} unchanged", err=True)
+    plans, failures = split_outcomes(engine.plan_many(list(mr.affected.to_plan), destroy=mr.affected.removed,
+                                                      progress=_plan_progress(quiet)))
+    leading = leading_sections(base_report.tree, head_report)
+    extra = [approvals_markdown(approvals)]
+    if not quiet:
+        click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
+    if mr.capacity_changed:
+        diff = capacity_impact(base_report.tree, head, trace=trace or SAMPLE_TRACE, base_ref=base_ref,
+                               head_ref="working tree")
+        extra.append(capacity_markdown(diff))
+        if not quiet:
+            click.echo(f"capacity impact simulated on {diff.jobs} jobs: "
+                       f"{len(diff.regressions)} team regression(s)", err=True)
+    return plans, failures, leading, extra
+
+
+@click.command("apply", epilog="Exit status: 0 applied (or nothing to apply), 1 any error, failure or refusal "
+               "(usage included), 75 a reconciler pass or another apply holds the state directory.")
+@_common
+@click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
+@click.option("--no-audit", is_flag=True, help="Do not commit audit records (a local experiment, never CI).")
+@cli_errors
+def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool,
+              no_audit: bool) -> None:
+    """Plan, show the plan, and apply exactly that plan, in dependency order: the org stack, then
+    the cluster stacks side by side, then the project stacks (terraform.parallelism at a time); a
+    stack whose dependency failed is not applied. Nothing is applied when any stack fails to plan.
+
+    Every stack that changed or failed gets an audit record (stack, source commit, plan hash,
+    what was applied or failed; never attribute values) committed to the governance repository:
+    the Git repository holding the config tree, or `audit_repo` in the settings. Apply refuses to
+    start when there is no such repository, unless --no-audit.
+    """
+    from reconciler.audit import AuditRepoError, find_audit_repo
+
+    settings = load_cli_settings(settings_file, config_dir)
+    audit_repo = None
+    if not no_audit:
+        try:
+            audit_repo = find_audit_repo(settings.config_dir, settings.audit_repo)
+        except AuditRepoError as exc:
+            raise click.UsageError(str(exc)) from exc
+    with _state_lock(settings):  # never beside a reconciler pass, a plan or another apply
+        _apply(settings, stack_names, yes=yes, audit_repo=audit_repo)
+
+
+def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_repo: Path | None) -> None:
+    from reconciler.audit import source_commit
+    from reconciler.reconcile import apply_audited
+
+    commit = source_commit(audit_repo, settings.config_dir) if audit_repo else None
+    plans, failures, engine = plan_all(settings, stack_names, source_commit=commit)
+    click.echo(render_text(plans), nl=False)
+    if failures:  # apply nothing of a run that could not be planned whole
+        _report_failures(failures)
+        click.echo("nothing applied: every stack must plan before any is applied", err=True)
+        sys.exit(1)
+    pending = [p for p in plans if not p.is_empty]
+    if not pending:
+        click.echo("nothing to apply")
+        return
+    if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
+        sys.exit(1)
+    outcome = apply_audited(engine, pending, audit_repo,
+                            on_done=lambda result: click.echo(apply_line(result), err=not result.ok))
+    if outcome.audit_error:
+        click.echo(f"ERROR {outcome.audit_error}", err=True)
+    elif outcome.audit_commit:
+        click.echo(f"audit commit {outcome.audit_commit[:12]} in {audit_repo}")
+    sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
+
+
+@click.command("drift", epilog="Exit status: 0 no drift, 2 drift found, 1 any error (a stack or cluster that could "
+               "not be scanned included: an incomplete scan never reads as no drift), 75 state directory busy.")
+@_common
+@click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON (README: Drift).")
+@cli_errors
+def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
+    """Compare live AWS state with the tree: the HyperPod task-governance objects of every cluster
+    stack (compute quotas, scheduler config) read live with list calls and compared with what the
+    stack declares (changed, missing, unmanaged), and each stack's terraform state refreshed
+    (refresh-only plans, terraform.parallelism stacks at a time; a stack never applied has nothing
+    to refresh).
+    """
+    from cli.drift import drift_exit, drift_json, drift_text, scan_summary
+    from engines.live.scan import scan_tree
+    from hypergov.validate import load_valid_tree
+    from stacks.spec import plan_stacks
+
+    settings = load_cli_settings(settings_file, config_dir)
+    tree = load_valid_tree(settings.config_dir)
+    names = _stacks(tree, stack_names)
+
+    def progress(stack: StackName, outcome: Drift | Failure) -> None:
+        state = f"{outcome.kind} error" if isinstance(outcome, Failure) else (
+            "DRIFTED" if outcome.drifted else "in sync")
+        click.echo(f"refreshed {stack}: {state}", err=True)
+
+    with _state_lock(settings):
+        scan = scan_tree(settings.aws, tree, [s for s in plan_stacks(tree) if s.name in names])
+        click.echo(scan_summary(scan, names), err=True)
+        outcomes = cli_engine(settings, tree).refresh_many(names, progress=progress)
+    if as_json:
+        click.echo(json.dumps(drift_json(scan, outcomes, commit=_tree_commit(settings)), indent=2, default=str))
+    else:
+        lines, errors = drift_text(scan, outcomes)
+        for line in lines:
+            click.echo(line)
+        for line in errors:
+            click.echo(f"ERROR {line}", err=True)
+    sys.exit(drift_exit(scan, outcomes))
+
+
+def _tree_commit(settings: Settings) -> str | None:
+    """The commit of the tree that was compared (`-dirty` with uncommitted changes; None outside Git)."""
+    from reconciler.audit import source_commit
+
+    try:
+        return source_commit(locate_tree(settings.config_dir).repo, settings.config_dir)
+    except NotInRepositoryError:
+        return None
+
+
+COMMANDS = (plan_cmd, apply_cmd, drift_cmd)  # `hypergov reconcile`: cli/reconcile.py

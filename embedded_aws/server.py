@@ -1,0 +1,120 @@
+"""`EmbeddedAws`: moto's threaded server, with this package's extensions, on a free local port.
+
+moto's ``ThreadedMotoServer`` builds its WSGI app inside its server thread; the subclass here
+builds it from the extended per-service apps, wraps it in the middleware (faults, accounts,
+control API), keeps request logging quiet, reports a failed bind instead of hanging, and closes
+the socket on stop.
+
+moto's state is process-wide: two endpoints in one process share it (and ``reset`` wipes it for
+both); faults and call logs are per endpoint.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+from typing import Any
+
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler
+from werkzeug.serving import make_server
+
+from embedded_aws.faults import FaultRegistry
+from embedded_aws.handle import EndpointError, EndpointHandle
+from embedded_aws.install import create_extended_backend_app, install
+from embedded_aws.middleware import CallLog, EmbeddedAwsMiddleware
+
+
+class QuietRequestHandler(MotoRequestHandler):
+    """No access log line per request (the call log keeps them); errors are still logged."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        return None
+
+
+class ExtendedMotoServer(ThreadedMotoServer):
+    def __init__(self, *, host: str, port: int, middleware: EmbeddedAwsMiddlewareFactory) -> None:
+        super().__init__(ip_address=host, port=port, verbose=False)
+        self._middleware = middleware
+        self._startup_error: BaseException | None = None
+
+    def _server_entry(self) -> None:
+        try:
+            app = self._middleware(DomainDispatcherApplication(create_extended_backend_app))
+            self._server = make_server(self._ip_address, self._port, app, True, request_handler=QuietRequestHandler)
+        except BaseException as exc:  # reported by start(); the thread must not die silently
+            self._startup_error = exc
+            self._server_ready_event.set()
+            return
+        self._server_ready_event.set()
+        self._server.serve_forever(poll_interval=0.05)  # a quick stop(); the default waits up to 0.5 s
+
+    def start(self) -> None:
+        super().start()
+        if self._startup_error is not None:
+            raise EndpointError(f"could not start the embedded AWS endpoint on {self._ip_address}:{self._port}: "
+                                f"{self._startup_error}") from self._startup_error
+
+    def stop(self) -> None:
+        server = self._server
+        super().stop()
+        if server is not None:
+            server.server_close()
+
+
+class EmbeddedAwsMiddlewareFactory:
+    def __init__(self, *, faults: FaultRegistry, calls: CallLog) -> None:
+        self.faults, self.calls = faults, calls
+
+    def __call__(self, app: Any) -> EmbeddedAwsMiddleware:
+        return EmbeddedAwsMiddleware(app, faults=self.faults, calls=self.calls, reset=_reset_moto)
+
+
+class EmbeddedAws(EndpointHandle):
+    """An embedded AWS endpoint in a thread of this process. Use as a context manager::
+
+        with EmbeddedAws() as aws:
+            iam = aws.client("iam", account="111122223333")
+    """
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host, self.port = host, port
+        self._server: ExtendedMotoServer | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> EmbeddedAws:
+        """Start serving (port 0: a free port); returns self. Starting twice is an error."""
+        with self._lock:
+            if self._server is not None:
+                raise EndpointError(f"the embedded AWS endpoint is already running at {self.endpoint_url}")
+            install()
+            middleware = EmbeddedAwsMiddlewareFactory(faults=FaultRegistry(), calls=CallLog())
+            server = ExtendedMotoServer(host=self.host, port=self.port, middleware=middleware)
+            server.start()
+            host, port = server.get_host_and_port()
+            self._server, self._url = server, f"http://{host}:{port}"
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port; safe to call when not running."""
+        with self._lock:
+            server, self._server, self._url = self._server, None, None
+        if server is not None:
+            server.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def __enter__(self) -> EmbeddedAws:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def _reset_moto() -> None:
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()

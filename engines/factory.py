@@ -1,0 +1,59 @@
+"""Build the engine the settings ask for (`engine: auto | pulumi | terraform`), with every client
+it needs, in one place. Every command, the reconciler and the demo get their engine here."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from engines.aws_clients import AwsClients
+from engines.hyperpod.executor import HyperPodExecutor
+from engines.kube import DynamicKubeApi, KubeApi
+from engines.protocol import Engine
+from engines.pulumi.engine import PulumiEngine
+from engines.settings import Settings
+from engines.terraform.engine import TerraformEngine
+from engines.terraform.runner import TerraformRunner
+from engines.terraform.workspace import prepare_workspace, resolve_provider_source
+from hypergov.model.tree import GovernanceTree
+
+
+def kube_api_factory(settings: Settings) -> Callable[[str], KubeApi | None]:
+    cache: dict[str, KubeApi | None] = {}
+    lock = threading.Lock()  # stacks plan and apply from worker threads; one client per cluster
+
+    def for_cluster(cluster: str) -> KubeApi | None:
+        with lock:
+            if cluster not in cache:
+                path = settings.kubeconfigs.get(cluster)
+                cache[cluster] = DynamicKubeApi.from_kubeconfig(path) if path else None
+            return cache[cluster]
+
+    return for_cluster
+
+
+def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
+                     environ: dict[str, str] | None = None) -> TerraformEngine:
+    tf = settings.terraform
+    source = resolve_provider_source(tf.provider_source, version=tf.provider_version, configured=tf.plugin_mirror)
+    workspace = prepare_workspace(Path(settings.state_dir).resolve(), source)
+    runner = TerraformRunner(binary=tf.binary, env=workspace.env(environ or dict(os.environ)),
+                             provider_lock=workspace.provider_lock)
+    partition = tree.org.model.partition if tree.org else "aws"
+    clients = AwsClients(settings=settings.aws, partition=partition)
+    clients.require_credentials()
+    hyperpod = HyperPodExecutor(client_for=lambda account, region: clients.client(
+        "sagemaker", region=region, account=account))
+    return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
+                           kube_api_for=kube_api_factory(settings), source_commit=source_commit)
+
+
+def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
+                 environ: dict[str, str] | None = None) -> Engine:
+    """The engine `settings.engine` selects: `auto` is pulumi where the Pulumi CLI is installed,
+    else terraform. The pulumi engine refuses clearly (permanently) where its CLI is missing."""
+    if settings.resolved_engine() == "pulumi":
+        return PulumiEngine(settings=settings, tree=tree, source_commit=source_commit, environ=environ)
+    return terraform_engine(settings, tree, source_commit=source_commit, environ=environ)

@@ -1,0 +1,151 @@
+"""Settings: which engine, where state lives, which AWS endpoint and credentials profile, which
+kubeconfig per cluster. One file (`hypergov.yaml`, optional) plus `HYPERGOV_*` environment
+variables; switching from the embedded endpoint to a real account is a settings change only.
+
+Credentials never live here: a profile name or the standard AWS environment variables are
+passed through to boto3 and terraform untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from engines.outcomes import PermanentError
+
+EngineName = Literal["auto", "pulumi", "terraform"]
+ProviderSourceName = Literal["auto", "mirror", "registry"]
+_EXACT_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?")
+AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AwsSettings(_Strict):
+    endpoint_url: str | None = Field(default=None, description=(
+        "one URL serving every AWS service (the embedded endpoint); unset for real AWS"))
+    endpoints: dict[str, str] = Field(default_factory=dict, description="per-service endpoint overrides")
+    profile: str | None = Field(default=None, description="AWS shared-config profile to use")
+    account_access_role: str = Field(default="OrganizationAccountAccessRole", description=(
+        "role assumed in each member account that hosts clusters"))
+    max_retries: Annotated[int, Field(ge=0, le=25)] = Field(default=5, description=(
+        "AWS SDK retries (terraform provider and boto3); low against the embedded endpoint"))
+
+    def endpoint_for(self, service: str) -> str | None:
+        return self.endpoints.get(service) or self.endpoint_url
+
+
+class TerraformSettings(_Strict):
+    binary: str = "terraform"
+    provider_source: ProviderSourceName = Field(default="auto", description=(
+        "where terraform installs hashicorp/aws from: 'mirror' (a filesystem mirror is required), "
+        "'registry' (the Terraform registry, no mirror), or 'auto' (the mirror configured or found, "
+        "else the registry); the version is pinned and checked against one shared lock file"))
+    plugin_mirror: Path | None = Field(default=None, description=(
+        "filesystem mirror holding registry.terraform.io/hashicorp/aws; discovered when unset"))
+    provider_version: str = Field(default="5.100.0", description="exact hashicorp/aws version every stack uses")
+    parallelism: Annotated[int, Field(ge=1, le=32)] = Field(default=2, description="stacks planned at once")
+
+    @field_validator("provider_version")
+    @classmethod
+    def _exact_version(cls, value: str) -> str:
+        # Never a range: it is the version every stack's lock file pins, and a mirror's directory name.
+        if not _EXACT_VERSION.fullmatch(value):
+            raise ValueError(f"{value!r} is not an exact version such as 5.100.0 (ranges are not allowed)")
+        return value
+
+    @model_validator(mode="after")
+    def _registry_uses_no_mirror(self) -> TerraformSettings:
+        # A configured mirror that would be silently ignored is a mistake worth stopping on.
+        if self.provider_source == "registry" and self.plugin_mirror is not None:
+            raise ValueError("plugin_mirror is set but provider_source is 'registry'; unset one of them")
+        return self
+
+
+class Settings(_Strict):
+    engine: EngineName = "auto"
+    config_dir: Path = Path("config")
+    state_dir: Path = Field(default=Path(".hypergov/state"), description="per-stack terraform state and plans")
+    pulumi_backend: str = Field(default="file://.hypergov/pulumi", description="Pulumi state backend URL")
+    aws: AwsSettings = AwsSettings()
+    terraform: TerraformSettings = TerraformSettings()
+    kubeconfigs: dict[str, Path] = Field(default_factory=dict, description="cluster name -> kubeconfig file")
+    audit_repo: Path | None = Field(default=None, description=(
+        "Git repository that receives apply audit commits; default: the one holding config_dir"))
+
+    def resolved_engine(self) -> Literal["pulumi", "terraform"]:
+        """`auto` is pulumi when its CLI is installed, else terraform."""
+        if self.engine != "auto":
+            return self.engine
+        return "pulumi" if shutil.which("pulumi") else "terraform"
+
+
+class SettingsError(PermanentError):
+    """The settings file or environment is unusable; the message says where and why."""
+
+    reason = "settings"
+
+
+_ENV_PREFIX = "HYPERGOV_"
+_ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "HYPERGOV_ENGINE": ("engine",),
+    "HYPERGOV_CONFIG_DIR": ("config_dir",),
+    "HYPERGOV_STATE_DIR": ("state_dir",),
+    "HYPERGOV_PULUMI_BACKEND": ("pulumi_backend",),
+    "HYPERGOV_AUDIT_REPO": ("audit_repo",),
+    "HYPERGOV_AWS_ENDPOINT_URL": ("aws", "endpoint_url"),
+    "HYPERGOV_AWS_PROFILE": ("aws", "profile"),
+    "HYPERGOV_AWS_MAX_RETRIES": ("aws", "max_retries"),
+    "HYPERGOV_TERRAFORM_BINARY": ("terraform", "binary"),
+    "HYPERGOV_TERRAFORM_PROVIDER_SOURCE": ("terraform", "provider_source"),
+    "HYPERGOV_TERRAFORM_PLUGIN_MIRROR": ("terraform", "plugin_mirror"),
+    "HYPERGOV_TERRAFORM_PARALLELISM": ("terraform", "parallelism"),
+}
+
+
+def load_settings(path: Path | None = None, *, environ: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, object] | None = None) -> Settings:
+    """Settings from `path` (default ./hypergov.yaml if present), then environment, then overrides."""
+    env = os.environ if environ is None else environ
+    data: dict[str, object] = {}
+    file = path if path is not None else Path(env.get("HYPERGOV_SETTINGS", "hypergov.yaml"))
+    if file.exists():
+        try:
+            loaded = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"{file}: not valid YAML: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise SettingsError(f"{file}: must be a mapping of settings")
+        data = loaded
+    elif path is not None:
+        raise SettingsError(f"{file}: settings file not found")
+    for var, keys in _ENV_KEYS.items():
+        if var in env:
+            _set(data, keys, env[var])
+    for dotted, value in (overrides or {}).items():
+        _set(data, tuple(dotted.split(".")), value)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SettingsError(f"{file if file.exists() else 'settings'}: '{where}': {first['msg']}") from exc
+
+
+def _set(data: dict[str, object], keys: tuple[str, ...], value: object) -> None:
+    node = data
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise SettingsError(f"setting '{key}' must be a mapping")
+        node = child
+    node[keys[-1]] = value

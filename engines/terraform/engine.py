@@ -1,0 +1,338 @@
+"""The terraform engine: plan / apply / refresh of one stack.
+
+Per stack: capture the Pulumi graph (in-process, under mocks), translate its `aws:*` resources
+to Terraform JSON in the stack's own directory (own state, own saved plan), run the real
+`terraform`; HyperPod task-governance objects go through the boto3 driver and Kubernetes objects
+through server-side apply (or are reported as not applied without a kubeconfig). Apply runs
+exactly the saved plan and the decisions shown: it refuses when their hash is not the one that
+was reviewed. What a stack owns outside terraform's state is kept in its inventory
+(`engines.inventory`), so that a destroy removes it too.
+
+Graph capture touches Pulumi's process-global runtime, so `prepare` runs stacks one after the
+other; the terraform processes of `plan_many` then run in parallel, bounded by the settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
+from engines.inventory import Inventory, owned, read_inventory, write_inventory
+from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
+from engines.outcomes import Failure, classify, guarded, permanent
+from engines.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
+from engines.protocol import Progress
+from engines.schedule import apply_in_dependency_order, run_in_parallel
+from engines.settings import Settings
+from engines.terraform.runner import TerraformError, TerraformRunner
+from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
+from engines.terraform.translate import translate
+from engines.terraform.workspace import Workspace
+from hypergov.model.tree import GovernanceTree
+from hypergov.stack_views import ClusterView, StackView, stack_view
+from stacks.graph import ResourceGraph, capture_view
+from stacks.spec import find_stack, plan_stacks
+
+T = TypeVar("T")
+PLAN_FILE = "hypergov.tfplan"
+CONFIG_FILE = "main.tf.json"
+REMOVED = "stack removed from the tree"
+NO_INVENTORY = ("no inventory (last applied by a hypergov that kept none): only terraform's state is destroyed; "
+                "delete the stack's HyperPod and Kubernetes objects by hand")
+
+
+@dataclass
+class PreparedStack:
+    stack: StackName
+    directory: Path
+    graph: ResourceGraph
+    view: StackView | None = None  # None for a stack that left the tree (a destroy)
+    kube_objects: dict[str, list[KubeObject]] = field(default_factory=dict)  # cluster -> objects
+    terraform_resources: int = 0
+
+
+@dataclass
+class _PlanState:
+    """What apply carries out: exactly the decisions that were shown."""
+
+    plan: Plan
+    hyperpod: list[PlannedObject]
+    kube: list[KubeDecision]
+
+
+@dataclass
+class TerraformEngine:
+    """The `Engine` of the real `terraform`, the HyperPod driver and server-side apply."""
+
+    settings: Settings
+    tree: GovernanceTree
+    workspace: Workspace
+    runner: TerraformRunner
+    hyperpod: HyperPodExecutor
+    kube_api_for: Callable[[str], KubeApi | None]
+    source_commit: str | None = None
+    name: str = "terraform"
+    _planned: dict[str, _PlanState] = field(default_factory=dict)
+
+    # --- plan ----------------------------------------------------------------------------------
+    def prepare(self, stack: StackName) -> PreparedStack:
+        spec = find_stack(self.tree, stack)
+        view = stack_view(self.tree, spec.kind, spec.subject)
+        graph = capture_view(view, stack, assume_role_name=self.settings.aws.account_access_role)
+        translation = translate(graph.resources, aws=self.settings.aws,
+                                provider_version=self.settings.terraform.provider_version,
+                                default_region=view.org.home_region)
+        directory = self.workspace.stack_dir(stack)
+        _write_if_changed(directory / CONFIG_FILE, translation.json())
+        return PreparedStack(stack=stack, directory=directory, graph=graph, view=view,
+                             kube_objects=declared_objects(graph.resources, stack=stack),
+                             terraform_resources=sum(len(v) for v in translation.config.get("resource", {}).values()))
+
+    def plan(self, stack: StackName) -> Plan:
+        """One stack, raising on failure (tests and scripts; runs use `plan_many`)."""
+        return self.plan_prepared(self.prepare(stack))
+
+    def plan_many(self, stacks: Sequence[StackName], *, destroy: Sequence[StackName] = (),
+                  progress: Progress[PlanOutcome] | None = None) -> dict[StackName, PlanOutcome]:
+        # Graph capture touches Pulumi's process-global runtime: prepared one after the other,
+        # each inside its own boundary; terraform then runs in parallel.
+        prepared = {s: guarded(self.prepare, s) for s in stacks}
+
+        def work(stack: StackName) -> Plan:
+            if stack in destroy:
+                return self.plan_destroy(stack)
+            ready = prepared[stack]
+            if isinstance(ready, Failure):
+                raise _Failed(ready)
+            return self.plan_prepared(ready)
+
+        return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
+                               progress=progress)
+
+    def plan_prepared(self, prepared: PreparedStack) -> Plan:
+        directory = prepared.directory
+        # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
+        tf_changes = self._terraform_plan(directory, run=bool(prepared.terraform_resources) or _has_state(directory))
+        inventory = read_inventory(directory)
+        known = inventory or Inventory()
+        hyperpod = self._plan_hyperpod(prepared.view, prepared.graph, known.hyperpod)
+        kube = self._plan_kube(prepared.stack, prepared.kube_objects, known)
+        if inventory is None:  # applied by a hypergov that kept none (or never): record what is live now
+            write_inventory(directory, owned(((p, p.observed is not None) for p in hyperpod),
+                                             ((d, _live_or_unseen(d)) for d in kube)))
+        return self._remember(prepared.stack, directory, tf_changes, hyperpod, kube)
+
+    def plan_destroy(self, stack: StackName) -> Plan:
+        """Plan the removal of everything a stack that lost its source in the tree still owns:
+        terraform's `plan -destroy` of its state, and a delete of every object of its inventory
+        that is still live (HyperPod objects through the driver, Kubernetes objects by label).
+        Its directory keeps the last configuration, state and inventory."""
+        directory = self.workspace.stack_dir(stack)
+        inventory = read_inventory(directory)
+        if not (directory / CONFIG_FILE).exists() and inventory is None:
+            return self._remember(stack, directory, (), [], [], notes=("nothing was ever applied",))
+        tf_changes = self._terraform_plan(directory, run=_has_state(directory), destroy=True)
+        known = inventory or Inventory()
+        hyperpod = self.hyperpod.plan([], owned_suffixes={}, inventoried=known.hyperpod) if known.hyperpod else []
+        kube = self._plan_kube(stack, {}, known)
+        return self._remember(stack, directory, tf_changes, hyperpod, kube,
+                              notes=(REMOVED,) if inventory is not None else (REMOVED, NO_INVENTORY))
+
+    def _terraform_plan(self, directory: Path, *, run: bool, destroy: bool = False) -> tuple[ResourceChange, ...]:
+        if not run:
+            (directory / PLAN_FILE).unlink(missing_ok=True)  # no stale plan file may be applied or hashed
+            return ()
+        self.runner.init(directory)
+        if not self.runner.plan(directory, out=PLAN_FILE, destroy=destroy):
+            # `-detailed-exitcode` 0: nothing to do. `show -json` (a provider start, ~2-3 s) would
+            # only list every configured resource as a no-op; a destroy with nothing left, none.
+            return () if destroy else unchanged_from_config(json.loads((directory / CONFIG_FILE).read_text()))
+        return changes_from_show(self.runner.show_json(directory, PLAN_FILE))
+
+    def _remember(self, stack: StackName, directory: Path, tf_changes: Sequence[ResourceChange],
+                  hyperpod: list[PlannedObject], kube: list[KubeDecision], *, notes: tuple[str, ...] = ()) -> Plan:
+        """The plan of these decisions, kept (with the decisions) for `apply`."""
+        changes = (*tf_changes, *(to_change(p) for p in hyperpod), *(d.change for d in kube))
+        plan = Plan(stack=stack, engine="terraform", changes=changes, source_commit=self.source_commit,
+                    artifact_sha256=_artifact_hash(directory, hyperpod, kube), notes=notes)
+        self._planned[stack] = _PlanState(plan, hyperpod, kube)
+        return plan
+
+    def known_stacks(self) -> list[StackName]:
+        """Stacks that have a directory (were planned or applied at some point)."""
+        root = self.workspace.root / "stacks"
+        return sorted(StackName(p.name) for p in root.iterdir() if (p / CONFIG_FILE).exists()) if root.exists() else []
+
+    def _plan_hyperpod(self, view: StackView | None, graph: ResourceGraph,
+                       inventoried: Sequence[HyperPodRef]) -> list[PlannedObject]:
+        desired = desired_objects(graph.resources)
+        suffixes = {}
+        if isinstance(view, ClusterView) and view.hyperpod_arn:
+            # Quotas of teams that left the cluster, also those no inventory names (applied
+            # before inventories were kept, or by hand under hypergov's name).
+            suffixes[view.hyperpod_arn] = view.owned_quota_suffix
+        if not (desired or suffixes or inventoried):
+            return []
+        return self.hyperpod.plan(desired, owned_suffixes=suffixes, inventoried=inventoried)
+
+    def _plan_kube(self, stack: StackName, declared: dict[str, list[KubeObject]],
+                   known: Inventory) -> list[KubeDecision]:
+        """Per cluster the stack declares objects on or has inventoried objects on (a project that
+        left a cluster still owns its objects there until they are pruned)."""
+        return [d for cluster in sorted({*declared, *known.clusters()})
+                for d in plan_objects(declared.get(cluster, []), cluster=cluster, stack=stack,
+                                      api=self.kube_api_for(cluster), inventoried=known.kube_on(cluster))]
+
+    # --- apply ---------------------------------------------------------------------------------
+    def apply(self, stack: StackName, plan: Plan) -> ApplyResult:
+        state = self._planned.get(stack)
+        directory = self.workspace.stack_dir(stack)
+        if state is None or state.plan.fingerprint() != plan.fingerprint():
+            return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
+        if _artifact_hash(directory, state.hyperpod, state.kube) != plan.artifact_sha256:
+            return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
+        skipped = tuple(c for c in plan.changes if c.note)
+        if plan.is_empty:
+            return ApplyResult(stack=stack, skipped=skipped)
+        failed: list[tuple[ResourceChange, Failure]] = []
+        tf_changes = [c for c in plan.actionable if c.executor == "terraform"]
+        if tf_changes:
+            try:
+                self.runner.apply(directory, PLAN_FILE)
+            except TerraformError as exc:
+                # Terraform records what it did create in the stack's state; the next plan
+                # shows exactly what is left, so the error is reported once, not per resource.
+                return ApplyResult(stack=stack, error=exc.failure)
+        deleted: set[HyperPodRef] = set()
+        for item, error in self.hyperpod.apply(state.hyperpod):
+            if error:
+                failed.append((to_change(item), error))
+            elif item.change.action == "delete":
+                deleted.add(item.ref)
+        applied_kube = self._apply_kube(state.kube, failed)
+        pruned = {(cluster, c.address) for cluster, c in applied_kube if c.action is Action.DELETE}
+        applied = tuple(c for c in plan.actionable if c.executor in ("terraform", "hyperpod")
+                        and c.address not in {f.address for f, _ in failed}) + tuple(c for _, c in applied_kube)
+        # What exists now: everything planned but what was deleted (a failed delete is retried).
+        error = _record(directory, owned(((p, p.ref not in deleted) for p in state.hyperpod),
+                                         ((d, (d.cluster, d.change.address) not in pruned) for d in state.kube)))
+        return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped, error=error)
+
+    def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,
+                   on_done: Callable[[ApplyResult], None] | None = None,
+                   stop: threading.Event | None = None) -> list[ApplyResult]:
+        """In dependency order: the org, then the clusters side by side, then the projects."""
+        return apply_in_dependency_order(
+            plans, depends_on={s.name: s.depends_on for s in plan_stacks(self.tree)},
+            apply_one=lambda plan: self.apply(plan.stack, plan), parallelism=self.settings.terraform.parallelism,
+            on_start=on_start, on_done=on_done, stop=stop)
+
+    def _apply_kube(self, decisions: Sequence[KubeDecision],
+                    failed: list[tuple[ResourceChange, Failure]]) -> list[tuple[str, ResourceChange]]:
+        """(cluster, change) of every Kubernetes change carried out; failures appended to `failed`."""
+        applied: list[tuple[str, ResourceChange]] = []
+        for cluster in sorted({d.cluster for d in decisions}):
+            api = self.kube_api_for(cluster)
+            if api is not None:  # without one every decision is marked not applied
+                done, errors = apply_decisions([d for d in decisions if d.cluster == cluster], api)
+                applied += [(cluster, c) for c in done]
+                failed += errors
+        return applied
+
+    # --- drift ---------------------------------------------------------------------------------
+    def refresh(self, stack: StackName) -> Drift:
+        """One stack, raising on failure (tests and scripts; runs use `refresh_many`)."""
+        return self._refresh(self._prepared_dir(stack))
+
+    def refresh_many(self, stacks: Sequence[StackName], *,
+                     progress: Progress[DriftOutcome] | None = None) -> dict[StackName, DriftOutcome]:
+        """Drift of many stacks, their refresh-only plans `terraform.parallelism` at a time."""
+        directories = {s: guarded(self._prepared_dir, s) for s in stacks}  # graph capture: one at a time
+
+        def work(stack: StackName) -> Drift:
+            ready = directories[stack]
+            if isinstance(ready, Failure):
+                raise _Failed(ready)
+            return self._refresh(ready)
+
+        return run_in_parallel(stacks, work, parallelism=self.settings.terraform.parallelism, progress=progress)
+
+    def _prepared_dir(self, stack: StackName) -> Path:
+        directory = self.workspace.stack_dir(stack)
+        if not (directory / CONFIG_FILE).exists():
+            self.prepare(stack)
+        return directory
+
+    def _refresh(self, directory: Path) -> Drift:
+        stack = StackName(directory.name)
+        if not _has_state(directory):  # never applied: nothing live to drift (its plan shows the creates)
+            return Drift(stack=stack)
+        self.runner.init(directory)
+        self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True)
+        drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"),
+                                declared=_declared_attributes(directory / CONFIG_FILE))
+        return Drift(stack=stack, changes=drift)
+
+
+class _Failed(Exception):
+    """Carries a failure already classified in an earlier phase (e.g. graph capture) into the next."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+def _live_or_unseen(decision: KubeDecision) -> bool:
+    """Whether a planned object may exist now: all but a create on a cluster hypergov can see."""
+    return not (decision.change.action is Action.CREATE and decision.change.note is None)
+
+
+def _record(directory: Path, inventory: Inventory) -> Failure | None:
+    """Write the inventory after an apply; failing to is the stack's error (a later destroy
+    would not know what the apply created), not a reason to hide what was applied."""
+    try:
+        write_inventory(directory, inventory)
+    except OSError as exc:
+        return permanent(f"applied, but recording the stack's inventory failed: {classify(exc).message}",
+                         "inventory")
+    return None
+
+
+def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
+    config = json.loads(config_file.read_text())
+    return {f"{rtype}.{name}": frozenset(body) for rtype, bodies in config.get("resource", {}).items()
+            for name, body in bodies.items()}
+
+
+def _has_state(directory: Path) -> bool:
+    state = directory / "terraform.tfstate"
+    if not state.exists():
+        return False
+    try:
+        return bool(json.loads(state.read_text()).get("resources"))
+    except json.JSONDecodeError:
+        return True  # unreadable state: let terraform itself say what is wrong
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject], kube: Sequence[KubeDecision]) -> str:
+    """What apply must find unchanged: terraform's config and saved plan, the driver's decisions
+    and the Kubernetes decisions with the exact bodies they send."""
+    digest = hashlib.sha256()
+    for name in (CONFIG_FILE, PLAN_FILE):
+        target = directory / name
+        digest.update(target.read_bytes() if target.exists() else b"")
+    decisions: list[Any] = [[p.kind.noun, p.name, p.change.action, list(p.change.changed)] for p in hyperpod]
+    decisions += [d.digest() for d in kube]
+    digest.update(json.dumps(decisions, sort_keys=True).encode())
+    return digest.hexdigest()

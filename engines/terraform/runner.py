@@ -1,0 +1,150 @@
+"""Run the real `terraform` binary: one call per subcommand, output captured, failures
+classified (by `engines.outcomes`) as temporary (retry later: a held state lock, throttling)
+or permanent."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # locks.py raises ProviderLockError, so it imports this module
+    from engines.terraform.locks import ProviderLock
+
+from engines.outcomes import Failure, classify_terraform_output, permanent, temporary
+
+_INIT_LOCK = threading.Lock()
+_MISSING_PLUGIN = re.compile(r"Required plugins are not installed|no package for .* cached in|"
+                             r"could not read package directory")
+
+
+def _initialized(cwd: Path) -> bool:
+    """Initialized and its provider package really there (a link into the cache can dangle)."""
+    providers = cwd / ".terraform" / "providers"
+    return (cwd / ".terraform.lock.hcl").exists() and any(providers.glob("*/*/*/*/*/terraform-provider-*"))
+
+
+@contextmanager
+def _cache_lock(cache_dir: str | None) -> Iterator[None]:
+    """Exclusive across threads (a lock) and processes (flock on a file in the cache)."""
+    with _INIT_LOCK:
+        if not cache_dir:
+            yield
+            return
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        with open(Path(cache_dir) / ".hypergov-init.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class TerraformError(Exception):
+    """A terraform command failed; `failure` says what, in one line, and whether a retry may help."""
+
+    def __init__(self, command: str, stderr: str, *, failure: Failure | None = None) -> None:
+        self.command = command
+        self.stderr = stderr
+        self.failure = failure or classify_terraform_output(command, stderr)
+        super().__init__(self.failure.message)
+
+    @property
+    def temporary(self) -> bool:
+        return self.failure.temporary
+
+
+class ProviderLockError(TerraformError):
+    """A stack's provider lock disagrees with the workspace's shared one (`locks.py`). Permanent:
+    retrying cannot help, a person decides which lock file is right (the message says how)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("init", message, failure=permanent(f"terraform init refused: {message}", "provider-lock"))
+
+
+@dataclass(frozen=True)
+class TerraformRunner:
+    binary: str
+    env: Mapping[str, str]
+    timeout_s: float = 1800.0
+    provider_lock: ProviderLock | None = None  # keeps every stack on the workspace's one provider build
+
+    def run(self, args: Sequence[str], *, cwd: Path,
+            ok_codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+        command = [self.binary, *args]
+        try:
+            proc = subprocess.run(command, cwd=cwd, env=dict(self.env), capture_output=True, text=True,
+                                  timeout=self.timeout_s, check=False)
+        except FileNotFoundError as exc:
+            raise TerraformError(args[0], "", failure=permanent(
+                f"the terraform binary '{self.binary}' was not found; install Terraform or set terraform.binary "
+                "in hypergov.yaml", "terraform-missing")) from exc
+        except subprocess.TimeoutExpired as exc:
+            raise TerraformError(args[0], "", failure=temporary(
+                f"terraform {args[0]} timed out after {self.timeout_s:.0f} s", "timeout")) from exc
+        if proc.returncode not in ok_codes:
+            raise TerraformError(args[0], proc.stderr or proc.stdout)
+        return proc
+
+    def init(self, cwd: Path, *, force: bool = False) -> None:
+        lock = self.provider_lock
+        if lock is not None:
+            lock.verify(cwd)  # also for an initialised stack: its lock may have been edited since
+        if not force and _initialized(cwd):
+            return
+        if force:
+            shutil.rmtree(cwd / ".terraform", ignore_errors=True)
+        # Terraform's plugin cache is not safe for concurrent `init`s (its documentation says so;
+        # seen here as a half-linked provider directory), so inits sharing a cache take turns.
+        with _cache_lock(self.env.get("TF_PLUGIN_CACHE_DIR")):
+            seeded = lock is not None and lock.seed(cwd)
+            try:
+                self.run(["init", "-input=false", "-no-color", "-reconfigure"], cwd=cwd)
+            except TerraformError as exc:
+                shutil.rmtree(cwd / ".terraform", ignore_errors=True)  # let the next run start clean
+                if seeded:  # only the copy hypergov just wrote: the stack is left as it was found
+                    (cwd / ".terraform.lock.hcl").unlink(missing_ok=True)
+                reason = lock.explain(exc.stderr) if lock is not None else None
+                if reason:
+                    raise ProviderLockError(reason) from exc
+                raise
+            if lock is not None:
+                lock.verify(cwd)  # the first stack pins the shared lock; the others match it
+
+    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False) -> bool:
+        """Write a saved plan; True when it has changes (`-detailed-exitcode` 2)."""
+        args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s", "-detailed-exitcode", f"-out={out}"]
+        if refresh_only:
+            args.append("-refresh-only")
+        if destroy:
+            args.append("-destroy")
+        try:
+            return self.run(args, cwd=cwd, ok_codes=(0, 2)).returncode == 2
+        except TerraformError as exc:
+            if not _MISSING_PLUGIN.search(exc.stderr):
+                raise
+        # The stack's provider link went missing (seen once in 205 stacks planned in parallel on a
+        # shared plugin cache): install it again and retry once.
+        self.init(cwd, force=True)
+        return self.run(args, cwd=cwd, ok_codes=(0, 2)).returncode == 2
+
+    def show_json(self, cwd: Path, planfile: str) -> dict[str, Any]:
+        proc = self.run(["show", "-json", "-no-color", planfile], cwd=cwd)
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+    def apply(self, cwd: Path, planfile: str) -> None:
+        self.run(["apply", "-input=false", "-no-color", "-lock-timeout=60s", "-auto-approve", planfile], cwd=cwd)
+
+    def providers_schema(self, cwd: Path) -> dict[str, Any]:
+        proc = self.run(["providers", "schema", "-json"], cwd=cwd)
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data

@@ -1,6 +1,0 @@
-"""`python -m hypergov.embedded_aws`: the same as `hypergov embedded-aws`."""
-
-from hypergov.embedded_aws.cli import embedded_aws_command
-
-if __name__ == "__main__":
-    embedded_aws_command(prog_name="hypergov embedded-aws")

@@ -1,1 +1,0 @@
-"""Tests of the embedded AWS endpoint (hypergov.embedded_aws)."""

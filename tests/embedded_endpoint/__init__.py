@@ -1,0 +1,1 @@
+"""Tests of the embedded AWS endpoint (embedded_aws)."""

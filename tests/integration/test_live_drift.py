@@ -1,0 +1,160 @@
+"""`hypergov drift` finds what happened to live HyperPod task-governance objects: the example
+tree's org and gpu-west cluster stacks are applied with the real terraform against the embedded
+endpoint, then compute quotas and the scheduler config are changed, deleted and created out of
+band with boto3 (as a person in the console would), and the scan must report exactly those, as
+the right kind with the right attributes and who changed them, and nothing else. Expected values
+come from the config files and from the endpoint (STS names the out-of-band caller), never from
+hypergov's own output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import git
+import pytest
+from click.testing import CliRunner, Result
+
+from cli.main import main
+from embedded_aws import EmbeddedAwsProcess
+from tests.integration.conftest import CONFIG, PROD, REGION
+
+pytestmark = pytest.mark.integration
+GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
+STACKS = ["--stack", "org", "--stack", "cluster-gpu-west"]
+
+
+@pytest.fixture(scope="module")
+def env(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The example tree in a Git repository, its org and gpu-west stacks applied."""
+    root = tmp_path_factory.mktemp("live-drift")
+    shutil.copytree(CONFIG, root / "gov" / "config")
+    repo = git.Repo.init(root / "gov", initial_branch="main")
+    repo.index.add([str(p.relative_to(root / "gov")) for p in (root / "gov" / "config").rglob("*") if p.is_file()])
+    actor = git.Actor("admin", "admin@example.com")
+    repo.index.commit("governance tree", author=actor, committer=actor)
+    environ = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
+               "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "2",
+               "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
+    applied = CliRunner().invoke(main, ["apply", "--yes", *STACKS], env=environ)
+    assert applied.exit_code == 0, applied.output
+    yield environ
+
+
+def drift(env: dict[str, str], *args: str) -> Result:
+    return CliRunner().invoke(main, ["drift", *args], env=env)
+
+
+def report(result: Result) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def sagemaker(endpoint: EmbeddedAwsProcess) -> Any:
+    return endpoint.client("sagemaker", account=PROD, region=REGION)
+
+
+def live_quotas(endpoint: EmbeddedAwsProcess) -> dict[str, dict[str, Any]]:
+    summaries = sagemaker(endpoint).list_compute_quotas(ClusterArn=GPU_WEST)["ComputeQuotaSummaries"]
+    return {s["Name"]: s for s in summaries}
+
+
+def test_after_apply_the_scan_reports_nothing(env: dict[str, str]) -> None:
+    result = drift(env, "--json")
+    assert result.exit_code == 0, result.output
+    scanned = report(result)
+    assert (scanned["items"], scanned["complete"], scanned["errors"]) == ([], True, [])
+    # One task-governance cluster (trn-east is plain EKS): its quotas in one page, its scheduler
+    # configs listed and the one described; never a call per quota.
+    assert scanned["api_calls"] == 3
+    assert len(scanned["commit"]) == 40 and scanned["scanned_at"].endswith("+00:00")
+    text = drift(env, "--stack", "cluster-gpu-west")
+    assert text.exit_code == 0 and "cluster-gpu-west: in sync" in text.stdout, text.output
+    assert "live scan: 1 task-governance cluster(s), 0 item(s), 3 API call(s)" in text.stderr
+
+
+def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint: EmbeddedAwsProcess,
+                                                                       env: dict[str, str]) -> None:
+    client = sagemaker(endpoint)
+    who = endpoint.client("sts", account=PROD, region=REGION).get_caller_identity()["Arn"]
+    quotas = live_quotas(endpoint)
+    vision = quotas["vision-on-gpu-west"]  # config/projects/vision.yaml: 12 p5, LendAndBorrow 50, weight 30
+    client.update_compute_quota(
+        ComputeQuotaId=vision["ComputeQuotaId"], TargetVersion=vision["ComputeQuotaVersion"],
+        ComputeQuotaConfig={**vision["ComputeQuotaConfig"],
+                            "ComputeQuotaResources": [{"InstanceType": "ml.p5.48xlarge", "Count": 16}],
+                            "ResourceSharingConfig": {"Strategy": "LendAndBorrow", "BorrowLimit": 80}},
+        ComputeQuotaTarget={"TeamName": "vision", "FairShareWeight": 35})
+    (config,) = client.list_cluster_scheduler_configs(ClusterArn=GPU_WEST)["ClusterSchedulerConfigSummaries"]
+    described = client.describe_cluster_scheduler_config(ClusterSchedulerConfigId=config["ClusterSchedulerConfigId"])
+    weights = {"inference": 100, "training": 75, "experimentation": 20}  # training: 60 in gpu-west.yaml
+    client.update_cluster_scheduler_config(
+        ClusterSchedulerConfigId=config["ClusterSchedulerConfigId"],
+        TargetVersion=described["ClusterSchedulerConfigVersion"],
+        SchedulerConfig={**described["SchedulerConfig"],
+                         "PriorityClasses": [{"Name": n, "Weight": w} for n, w in weights.items()]})
+    client.delete_compute_quota(ComputeQuotaId=quotas["speech-on-gpu-west"]["ComputeQuotaId"])
+    client.create_compute_quota(
+        Name="interns-by-hand", ClusterArn=GPU_WEST, ComputeQuotaTarget={"TeamName": "interns", "FairShareWeight": 5},
+        ComputeQuotaConfig={"ComputeQuotaResources": [{"InstanceType": "ml.g5.12xlarge", "Count": 1}],
+                            "ResourceSharingConfig": {"Strategy": "DontLend"}})
+
+    result = drift(env, "--json")
+    assert result.exit_code == 2, result.output
+    scanned = report(result)
+    where = {"stack": "cluster-gpu-west", "account": PROD, "region": REGION}
+    items = {i["address"]: i for i in scanned["items"]}
+    assert sorted(items) == ["hyperpod:ClusterSchedulerConfig:gpu-west-scheduler",
+                             "hyperpod:ComputeQuota:interns-by-hand", "hyperpod:ComputeQuota:speech-on-gpu-west",
+                             "hyperpod:ComputeQuota:vision-on-gpu-west"]  # nothing else
+    quota = items["hyperpod:ComputeQuota:vision-on-gpu-west"]
+    assert {k: quota[k] for k in (*where, "kind", "type", "changed_by")} == {
+        **where, "kind": "changed", "type": "sagemaker:ComputeQuota", "changed_by": who}
+    assert quota["attributes"] == [
+        {"path": "ComputeQuotaConfig.ComputeQuotaResources[0].Count", "expected": 12, "live": 16},
+        {"path": "ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit", "expected": 50, "live": 80},
+        {"path": "ComputeQuotaTarget.FairShareWeight", "expected": 30, "live": 35}]
+    assert quota["fix"] == "hypergov apply --stack cluster-gpu-west restores it" and quota["changed_at"]
+    policy = items["hyperpod:ClusterSchedulerConfig:gpu-west-scheduler"]
+    assert (policy["kind"], policy["changed_by"]) == ("changed", who)
+    assert policy["attributes"] == [  # classes compared by name: experimentation, inference, training
+        {"path": "SchedulerConfig.PriorityClasses[2].Weight", "expected": 60, "live": 75}]
+    speech = items["hyperpod:ComputeQuota:speech-on-gpu-west"]
+    assert (speech["kind"], speech["attributes"], speech["changed_by"]) == ("missing", [], None)
+    stranger = items["hyperpod:ComputeQuota:interns-by-hand"]
+    assert (stranger["kind"], stranger["changed_by"]) == ("unmanaged", who)
+    assert stranger["fix"] == "delete it, or give team interns quota on gpu-west in the tree"
+    assert {"path": "ComputeQuotaTarget", "expected": None,
+            "live": {"TeamName": "interns", "FairShareWeight": 5}} in stranger["attributes"]
+    assert scanned["complete"] is True
+    assert scanned["api_calls"] == 5  # the 3 reads, and a Describe for who changed each drifted quota
+    text = drift(env, "--stack", "cluster-gpu-west")
+    assert text.exit_code == 2 and "cluster-gpu-west: DRIFTED" in text.stdout, text.output
+    assert "ComputeQuotaTarget.FairShareWeight: 30 -> 35" in text.stdout
+    assert f"changed   hyperpod:ComputeQuota:vision-on-gpu-west ({PROD} {REGION}) by {who}" in text.stdout
+
+    restored = CliRunner().invoke(main, ["apply", "--yes", "--stack", "cluster-gpu-west"], env=env)
+    assert restored.exit_code == 0, restored.output
+    left = report(drift(env, "--json"))["items"]
+    assert [(i["kind"], i["address"]) for i in left] == [("unmanaged", "hyperpod:ComputeQuota:interns-by-hand")]
+    client.delete_compute_quota(ComputeQuotaId=live_quotas(endpoint)["interns-by-hand"]["ComputeQuotaId"])
+    assert drift(env).exit_code == 0
+
+
+def test_a_throttled_list_makes_the_scan_incomplete(endpoint: EmbeddedAwsProcess, env: dict[str, str]) -> None:
+    endpoint.inject_fault("sagemaker", "ListComputeQuotas", kind="throttle", times=None)
+    try:
+        result = drift(env, "--json", "--stack", "cluster-gpu-west")
+    finally:
+        endpoint.clear_faults()
+    assert result.exit_code == 1, result.output  # never "no drift"
+    scanned = report(result)
+    assert (scanned["complete"], scanned["items"]) == (False, [])
+    (error,) = scanned["errors"]
+    assert (error["stack"], error["error"]["kind"], error["error"]["reason"]) == (
+        "cluster-gpu-west", "temporary", "throttled")
+    assert GPU_WEST in error["scanning"]
+    text = drift(env, "--stack", "cluster-gpu-west")
+    assert text.exit_code == 0  # the fault is gone: the same scan is complete again
