@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
 COMMAND = ["plan", "--base", "main", "--markdown", "mr.md"]
 EXIT_CHANGES = 2  # `hypergov plan`: changes planned
+
+
+def console_script(code: Path) -> tuple[str, ...]:
+    """`python` arguments that start checkout `code`'s `hypergov` as its console script does
+    (read from its pyproject.toml: the entry point moves when the layout does)."""
+    target = tomllib.loads((code / "pyproject.toml").read_text())["project"]["scripts"]["hypergov"]
+    module, function = target.split(":")
+    return ("-c", f"from {module} import {function}; {function}()")
+
+
 # How the command is started: as the console script does; under the phase timers; reporting imports.
-HYPERGOV = ("-c", "from cli.main import run; run()")
+HYPERGOV = console_script(REPO_ROOT)
 PHASED = ("-m", "benchmarks.mr_phases")
 IMPORTTIME = ("-X", "importtime", *HYPERGOV)
 
@@ -119,18 +130,19 @@ def measure(projects: int, *, repeat: int, compare: Path | None) -> dict[str, An
         try:
             write_settings(root, endpoint_url=endpoint.endpoint_url, state_dir=Path(tmp) / "state")
             changed = change_one_budget(config)
-            envs = {"this": command_env(state_dir=Path(tmp) / "state")}
+            runs = {"this": (command_env(state_dir=Path(tmp) / "state"), HYPERGOV)}
             if compare is not None:
-                envs["compare"] = command_env(compare, state_dir=Path(tmp) / "state-compare")
-            warm = {name: run_command(root, env) for name, env in envs.items()}  # providers, stack initialised
-            walls: dict[str, list[float]] = {name: [] for name in envs}
+                runs["compare"] = (command_env(compare, state_dir=Path(tmp) / "state-compare"), console_script(compare))
+            # warm-up: the providers installed, the affected stack initialised
+            warm = {name: run_command(root, env, how=how) for name, (env, how) in runs.items()}
+            walls: dict[str, list[float]] = {name: [] for name in runs}
             for _ in range(repeat):
-                for name, env in envs.items():
-                    walls[name].append(run_command(root, env)[0])
+                for name, (env, how) in runs.items():
+                    walls[name].append(run_command(root, env, how=how)[0])
             phases_file = Path(tmp) / "phases.json"
             run_command(root, command_env(state_dir=Path(tmp) / "state",
                                           extra={"HYPERGOV_BENCH_PHASES": str(phases_file)}), how=PHASED)
-            _, importtime = run_command(root, envs["this"], how=IMPORTTIME)
+            _, importtime = run_command(root, runs["this"][0], how=IMPORTTIME)
         finally:
             endpoint.stop()
         phases = json.loads(phases_file.read_text())
