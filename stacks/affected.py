@@ -61,25 +61,25 @@ def _candidates(base: GovernanceTree, head: GovernanceTree, specs: Iterable[Stac
     touched = set(clusters)
     for t in projects:
         quotas = {c for tree in (base, head) if t in tree.projects for c in tree.projects[t].model.quotas}
-        touched |= {c for c in quotas if _on(base, t, c) != _on(head, t, c)}
+        touched |= {c for c in quotas if _sliced(base, t, _on(c)) != _sliced(head, t, _on(c))}
     return [s for s in specs if (s.kind == "org" and org_stack) or (s.kind == "cluster" and s.subject in touched)
             or (s.kind == "project" and (s.subject in teams or not clusters.isdisjoint(
                 head.projects[s.subject].model.quotas)))]
 
 
-def _sliced(tree: GovernanceTree, team: str, slice_of: Callable[[Project], Project]) -> Project | None:
+def _sliced(tree: GovernanceTree, team: str, slice_of: Callable[[Project], Project | None]) -> Project | None:
+    """What a view reads of `team` in `tree` (None: the team, or that part of it, is not there)."""
     return slice_of(tree.projects[team].model) if team in tree.projects else None
 
 
-def _on(tree: GovernanceTree, team: str, cluster: str) -> Project | None:
-    project = tree.projects.get(team)
-    return team_on_cluster(project.model, cluster) if project and cluster in project.model.quotas else None
+def _on(cluster: str) -> Callable[[Project], Project | None]:
+    return lambda project: team_on_cluster(project, cluster) if cluster in project.quotas else None
 
 
 def affected_stacks(base: GovernanceTree, head: GovernanceTree) -> AffectedStacks:
     before = {s.name: s for s in plan_stacks(base)}
     after = {s.name: s for s in plan_stacks(head)}
-    order = [s.name for s in plan_stacks(head)]
+    order = list(after)  # dependency order: dicts keep plan_stacks' order
     maybe = {s.name for s in _candidates(base, head, (s for n, s in after.items() if n in before))}
     changed = tuple(n for n in order if n in maybe and stack_inputs(base, before[n]) != stack_inputs(head, after[n]))
     added = tuple(n for n in order if n not in before)

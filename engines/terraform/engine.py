@@ -37,7 +37,7 @@ from engines.terraform.workspace import Workspace
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import ClusterView, StackView, stack_view
 from stacks.graph import ResourceGraph, capture_view
-from stacks.spec import find_stack, plan_stacks
+from stacks.spec import StackSpec, find_stack, plan_stacks
 
 T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
@@ -79,10 +79,17 @@ class TerraformEngine:
     source_commit: str | None = None
     name: str = "terraform"
     _planned: dict[str, _PlanState] = field(default_factory=dict)
+    _specs: dict[str, StackSpec] = field(default_factory=dict)  # the tree's stacks by name, built once
+
+    def _spec(self, stack: StackName) -> StackSpec:
+        if not self._specs:
+            self._specs.update((s.name, s) for s in plan_stacks(self.tree))
+        spec = self._specs.get(stack)
+        return spec if spec is not None else find_stack(self.tree, stack)  # find_stack says which exist
 
     # --- plan ----------------------------------------------------------------------------------
     def prepare(self, stack: StackName) -> PreparedStack:
-        spec = find_stack(self.tree, stack)
+        spec = self._spec(stack)
         view = stack_view(self.tree, spec.kind, spec.subject)
         graph = capture_view(view, stack, assume_role_name=self.settings.aws.account_access_role)
         translation = translate(graph.resources, aws=self.settings.aws,
