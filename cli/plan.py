@@ -328,7 +328,6 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     from cli.drift import drift_exit, drift_json, drift_text, scan_summary
     from engines.live.scan import scan_tree
     from hypergov.validate import load_valid_tree
-    from stacks.spec import plan_stacks
 
     settings = load_cli_settings(settings_file, config_dir)
     tree = load_valid_tree(settings.config_dir)
@@ -340,7 +339,8 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         click.echo(f"refreshed {stack}: {state}", err=True)
 
     with _state_lock(settings):
-        scan = scan_tree(settings.aws, tree, [s for s in plan_stacks(tree) if s.name in names])
+        scan = scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
+                         only=names if stack_names else None)
         click.echo(scan_summary(scan, names), err=True)
         outcomes = cli_engine(settings, tree).refresh_many(names, progress=progress)
     if as_json:

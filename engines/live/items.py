@@ -7,13 +7,13 @@ The shape is the one `hypergov drift --json` prints (README, "Drift"); keep it s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from engines.outcomes import Failure
 
-DriftKind = Literal["changed", "missing", "unmanaged"]
+DriftKind = Literal["changed", "missing", "unmanaged", "unbounded"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,8 @@ class AttributeDrift:
 @dataclass(frozen=True)
 class DriftItem:
     """`changed`: live, with the attribute paths that differ; `missing`: declared, not live;
-    `unmanaged`: live inside what hypergov governs, declared by no stack."""
+    `unmanaged`: live inside what hypergov governs, declared by no stack; `unbounded`: a hypergov
+    role without its permissions boundary, or whose live policies grant beyond the org boundary."""
 
     kind: DriftKind
     stack: str
@@ -63,6 +64,7 @@ class LiveScan:
     seconds: float
     scanned_at: str  # ISO 8601, when the scan started
     stacks: tuple[str, ...]  # the stacks whose live objects were read (or tried)
+    calls_by_service: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -87,3 +89,19 @@ def user_of(context: Mapping[str, Any] | None) -> str | None:
     identity = context.get("IamIdentity") or {}
     found = identity.get("Arn") or context.get("UserProfileArn") or context.get("UserProfileName")
     return str(found) if found else None
+
+
+_SENSITIVE_KEYS = ("password", "secret", "token", "privatekey", "private_key", "credential", "kubeconfig")
+MASKED = "(masked)"
+
+
+def masked(path: str, value: Any) -> Any:
+    """The value as a report may show it: masked where the attribute's name says it is a secret
+    (drift reports go to logs, issues and merge requests)."""
+    leaf = path.rsplit(".", 1)[-1].lower()
+    return MASKED if value is not None and any(k in leaf for k in _SENSITIVE_KEYS) else value
+
+
+def attribute(path: str, expected: Any, live: Any) -> AttributeDrift:
+    """An attribute's drift with secrets masked."""
+    return AttributeDrift(path, masked(path, expected), masked(path, live))

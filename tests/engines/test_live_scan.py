@@ -13,8 +13,10 @@ import pytest
 from botocore.config import Config
 
 from embedded_aws import EmbeddedAws, InstanceGroup
-from engines.live import scan
+from engines.live import hyperpod_read
 from engines.live.hyperpod import GovernedCluster
+from engines.live.items import LiveScan
+from engines.live.runner import ServiceClientFor, run_units
 
 REGION = "us-west-2"
 _accounts = itertools.count(300000000001)
@@ -54,8 +56,13 @@ def applied_cluster(aws: EmbeddedAws, name: str, teams: list[str]) -> tuple[Gove
                            quotas=declared, owned_quota_suffix=f"-on-{name}"), client
 
 
-def client_for(aws: EmbeddedAws) -> scan.ClientFor:
-    return lambda account, region: aws.client("sagemaker", account=account, region=region, config=ONE_TRY)
+def client_for(aws: EmbeddedAws) -> ServiceClientFor:
+    return lambda service, account, region: aws.client(service, account=account, region=region, config=ONE_TRY)
+
+
+def scan_hyperpod(clusters: list[GovernedCluster], client: ServiceClientFor, concurrency: int = 8) -> LiveScan:
+    return run_units([hyperpod_read.cluster_unit(c) for c in clusters], client,
+                     stacks=[c.stack for c in clusters], concurrency=concurrency)
 
 
 def sagemaker_calls(aws: EmbeddedAws) -> list[str]:
@@ -65,7 +72,7 @@ def sagemaker_calls(aws: EmbeddedAws) -> list[str]:
 def test_a_clean_cluster_is_read_with_two_lists_and_one_describe(aws: EmbeddedAws) -> None:
     cluster, _ = applied_cluster(aws, "clean", ["nlp", "vision", "speech"])
     aws.clear_calls()
-    result = scan.scan_hyperpod([cluster], client_for(aws))
+    result = scan_hyperpod([cluster], client_for(aws))
     assert (result.items, result.complete, result.stacks) == ((), True, ("cluster-clean",))
     assert sorted(sagemaker_calls(aws)) == ["DescribeClusterSchedulerConfig", "ListClusterSchedulerConfigs",
                                             "ListComputeQuotas"]  # none per quota
@@ -76,9 +83,9 @@ def test_pages_are_followed_and_only_drifted_quotas_are_described(aws: EmbeddedA
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     cluster, client = applied_cluster(aws, "paged", ["a", "b", "c", "d"])
     client.create_compute_quota(**quota(cluster.arn, "e", "by-hand"))
-    monkeypatch.setattr(scan, "PAGE_SIZE", 2)
+    monkeypatch.setattr(hyperpod_read, "PAGE_SIZE", 2)
     aws.clear_calls()
-    result = scan.scan_hyperpod([cluster], client_for(aws))
+    result = scan_hyperpod([cluster], client_for(aws))
     (item,) = result.items
     assert (item.kind, item.address) == ("unmanaged", "hyperpod:ComputeQuota:e-on-by-hand")
     who = aws.client("sts", account=cluster.account, region=REGION).get_caller_identity()["Arn"]
@@ -98,7 +105,7 @@ def test_a_cluster_that_cannot_be_read_makes_the_scan_incomplete(aws: EmbeddedAw
     aws.inject_fault("sagemaker", "ListClusterSchedulerConfigs", kind="throttle", times=1)
     try:
         # Clusters are read in order with one worker: the fault hits the first one read.
-        result = scan.scan_hyperpod([throttled, readable], client_for(aws), concurrency=1)
+        result = scan_hyperpod([throttled, readable], client_for(aws), concurrency=1)
     finally:
         aws.clear_faults()
     assert not result.complete

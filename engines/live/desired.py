@@ -1,0 +1,72 @@
+"""The desired AWS objects of a stack, as the engines apply them: the `aws:*` resources of its
+captured Pulumi graph (`stacks.graph`), each with the account and region its provider acts in
+and the address terraform gives it, so a drift item and a plan name the same object alike.
+
+Pure: a graph in, desired objects out. Inputs keep Pulumi's spelling (camelCase); a service's
+scan module (`engines.live.iam`, `...eks`) reads the inputs it compares.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engines.terraform.translate import MAPPINGS, tf_name
+from stacks.graph import ResourceGraph
+
+AWS_PROVIDER = "pulumi:providers:aws"
+
+
+@dataclass(frozen=True)
+class DesiredObject:
+    stack: str
+    type: str  # the Pulumi type token: aws:iam/role:Role
+    name: str  # the Pulumi logical name: role-lead@ml-prod
+    address: str  # as terraform plans it: aws_iam_role.role-lead_ml-prod
+    account: str | None  # None: the caller's own account (the management account's provider names none)
+    region: str
+    inputs: Mapping[str, Any]
+    property_dependencies: Mapping[str, tuple[str, ...]]  # input -> URNs it is computed from
+
+    def input(self, key: str) -> Any:
+        return self.inputs.get(key)
+
+    def document(self, key: str) -> Any:
+        """A JSON-document input (a policy) parsed; None when absent."""
+        value = self.inputs.get(key)
+        return json.loads(value) if isinstance(value, str) and value else value
+
+
+def address_of(type_token: str, logical_name: str) -> str:
+    mapping = MAPPINGS.get(type_token)
+    tf_type = mapping.tf_type if mapping else type_token
+    return f"{tf_type}.{tf_name(logical_name)}"
+
+
+def _provider_place(provider: Mapping[str, Any]) -> tuple[str | None, str]:
+    allowed = provider.get("allowedAccountIds")
+    if isinstance(allowed, str):
+        allowed = json.loads(allowed) if allowed.startswith("[") else [allowed]
+    account = str(allowed[0]) if allowed else None
+    return account, str(provider.get("region", ""))
+
+
+def desired_objects(graph: ResourceGraph) -> list[DesiredObject]:
+    """Every `aws:*` resource of the graph with the place its provider acts in."""
+    providers = {r.urn: _provider_place(r.inputs) for r in graph.resources if r.type == AWS_PROVIDER}
+    found = []
+    for r in graph.resources:
+        if not (r.custom and r.type.startswith("aws:")):
+            continue
+        account, region = providers.get(r.provider or "", (None, ""))
+        found.append(DesiredObject(stack=graph.stack, type=r.type, name=r.name, address=address_of(r.type, r.name),
+                                   account=account, region=region, inputs=r.inputs,
+                                   property_dependencies=dict(r.property_dependencies)))
+    return found
+
+
+def of_type(objects: Iterable[DesiredObject], *types: str) -> list[DesiredObject]:
+    wanted = frozenset(types)
+    return [o for o in objects if o.type in wanted]

@@ -1,0 +1,92 @@
+"""The captured graph of every stack a scan compares with, made once per stack input.
+
+A graph is a pure function of its stack's view and of hypergov's own code, so it is cached on
+disk under `<state_dir>/graphs/` by the view's fingerprint and a digest of the code that declares
+it (`components/`, `stacks/`, the core): a scan after the first captures only the stacks whose
+inputs changed, and an upgrade of hypergov invalidates every entry. Capture runs Pulumi's
+process-global runtime, so misses are captured in worker processes (one per core) when there are
+many, in-process when there are few.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from hypergov.model.tree import GovernanceTree
+from hypergov.stack_views import StackView, fingerprint, stack_view
+from stacks.graph import GraphResource, ResourceGraph, capture_view
+from stacks.spec import StackSpec
+
+IN_PROCESS_MAX = 8  # below this many misses, worker start-up (~1 s each) costs more than it saves
+_CODE_PACKAGES = ("components", "stacks", "hypergov")
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the source that turns a view into a graph."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for package in _CODE_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _capture(item: tuple[StackView, str]) -> ResourceGraph:
+    view, name = item
+    return capture_view(view, name)
+
+
+def _to_json(graph: ResourceGraph) -> str:
+    return json.dumps({"stack": graph.stack, "resources": [r.as_dict() for r in graph.resources]},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def _from_json(text: str) -> ResourceGraph:
+    data = json.loads(text)
+    resources = tuple(GraphResource(
+        urn=r["urn"], type=r["type"], name=r["name"], parent=r["parent"], custom=r["custom"], provider=r["provider"],
+        inputs=r["inputs"], depends_on=tuple(r["dependsOn"]),
+        property_dependencies={k: tuple(v) for k, v in r["propertyDependencies"].items()}) for r in data["resources"])
+    return ResourceGraph(stack=data["stack"], resources=resources)
+
+
+def stack_graphs(tree: GovernanceTree, specs: Sequence[StackSpec], cache_dir: Path | None, *,
+                 workers: int | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, ResourceGraph]:
+    """Every stack's graph, from the cache where its inputs are unchanged (stack name -> graph)."""
+    views: dict[str, StackView] = {s.name: stack_view(tree, s.kind, s.subject) for s in specs}
+    keys: dict[str, str] = {name: f"{name}@{fingerprint(view)[:24]}-{code_digest()}" for name, view in views.items()}
+    graphs: dict[str, ResourceGraph] = {}
+    if cache_dir is not None:
+        for name, key in keys.items():
+            cached = cache_dir / f"{key}.json"
+            if cached.is_file():
+                graphs[name] = _from_json(cached.read_text())
+    misses = [(views[n], n) for n in views if n not in graphs]
+    if len(misses) <= IN_PROCESS_MAX or (workers or os.cpu_count() or 1) == 1:
+        captured = [_capture(m) for m in misses]
+    else:
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+            captured = list(pool.map(_capture, misses, chunksize=max(1, len(misses) // 32)))
+    for graph in captured:
+        graphs[graph.stack] = graph
+        if cache_dir is not None:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            target = cache_dir / f"{keys[graph.stack]}.json"
+            partial = target.with_suffix(".tmp")
+            partial.write_text(_to_json(graph))
+            partial.replace(target)  # never a half-written entry under the final name
+            for stale in cache_dir.glob(f"{graph.stack}@*.json"):  # '@' is in no stack name
+                if stale != target:
+                    stale.unlink(missing_ok=True)
+    if progress:
+        progress(len(misses), len(views))
+    return {name: graphs[name] for name in views}
