@@ -149,4 +149,5 @@ def _item(cluster: GovernedCluster, kind: driver.Kind, name: str, drift: DriftKi
     return DriftItem(kind=drift, stack=cluster.stack, address=driver.address(kind, name),
                      type=driver.resource_type(kind), account=cluster.account, region=cluster.region, fix=fix,
                      attributes=attributes, changed_by=live.changed_by if live else None,
-                     changed_at=live.changed_at if live else None)
+                     changed_at=live.changed_at if live else None, cluster=cluster.cluster,
+                     ref={kind.id_key: live.id} if live else {})

@@ -23,7 +23,7 @@ import botocore.session
 from engines.hyperpod import driver
 from engines.live.hyperpod import GovernedCluster, LiveObject, compare, governed_clusters
 from engines.live.items import DriftItem, user_of
-from engines.live.runner import CallCounter, ScanContext, ScanUnit
+from engines.live.runner import CallCounter, Pruner, ScanContext, ScanUnit
 
 PAGE_SIZE = 100  # the most ListComputeQuotas and ListClusterSchedulerConfigs return a page (MaxResults)
 
@@ -97,3 +97,12 @@ def cluster_unit(cluster: GovernedCluster) -> ScanUnit:
     return ScanUnit(service="sagemaker", account=cluster.account, region=cluster.region, stack=cluster.stack,
                     what=f"cluster {cluster.cluster} ({cluster.arn})",
                     read=lambda client, calls: scan_cluster(client, cluster, calls), covers=frozenset({cluster.stack}))
+
+
+def _deleter(kind: driver.Kind) -> Pruner:
+    def delete(client: Any, item: DriftItem, calls: CallCounter) -> None:
+        calls(client, kind.op("delete"), **{kind.id_key: item.ref[kind.id_key]})
+    return Pruner(service="sagemaker", delete=delete)
+
+
+PRUNERS = {driver.resource_type(k): _deleter(k) for k in (driver.COMPUTE_QUOTA, driver.SCHEDULER_CONFIG)}

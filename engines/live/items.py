@@ -39,12 +39,16 @@ class DriftItem:
     attributes: tuple[AttributeDrift, ...] = ()
     changed_by: str | None = None  # where the API says who last changed the object
     changed_at: str | None = None  # ISO 8601, where the API says when
+    cluster: str | None = None  # the tree's cluster the object belongs to (HyperPod, EKS, Kubernetes objects)
+    # The API's identity of the object ({"RoleName": ...}), what a pruner deletes by; not reported.
+    ref: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "stack": self.stack, "address": self.address, "type": self.type,
                 "account": self.account, "region": self.region,
                 "attributes": [{"path": a.path, "expected": a.expected, "live": a.live} for a in self.attributes],
-                "changed_by": self.changed_by, "changed_at": self.changed_at, "fix": self.fix}
+                "changed_by": self.changed_by, "changed_at": self.changed_at, "cluster": self.cluster,
+                "fix": self.fix}
 
 
 @dataclass(frozen=True)

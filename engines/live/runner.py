@@ -86,6 +86,16 @@ class ScanUnit:
     what: str  # what it reads, for the failure line: "IAM of account 111122223333"
     read: Callable[[Any, CallCounter], Sequence[DriftItem]]  # (client, calls) -> items
     covers: frozenset[str] | None = None  # the stacks whose items it can report (None: any)
+    client: Callable[[], Any] | None = None  # its own client (a Kubernetes API), instead of a boto3 one
+
+
+@dataclass(frozen=True)
+class Pruner:
+    """How an unmanaged item of one type is deleted (`hypergov drift --prune-unmanaged`): with a
+    client of `service` in the item's account and region; the item's `ref` names the object."""
+
+    service: str
+    delete: Callable[[Any, DriftItem, CallCounter], None]
 
 
 def run_units(units: Sequence[ScanUnit], client_for: ServiceClientFor, *, stacks: Sequence[str],
@@ -101,7 +111,8 @@ def run_units(units: Sequence[ScanUnit], client_for: ServiceClientFor, *, stacks
 
     def work(unit: ScanUnit) -> Sequence[DriftItem]:
         with gates[unit.service]:
-            return unit.read(client_of(unit.service, unit.account, unit.region), calls)
+            client = unit.client() if unit.client else client_of(unit.service, unit.account, unit.region)
+            return unit.read(client, calls)
 
     workers = max(1, min(len(units), concurrency * max(1, len(gates))))
     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -18,7 +18,7 @@ from engines.live import hyperpod_read
 from engines.live.desired import desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
-from engines.live.runner import DEFAULT_CONCURRENCY, ScanContext, ScanUnit, ServiceClientFor, run_units
+from engines.live.runner import DEFAULT_CONCURRENCY, Pruner, ScanContext, ScanUnit, ServiceClientFor, run_units
 from engines.settings import AwsSettings
 from hypergov.model.tree import GovernanceTree
 from stacks.spec import plan_stacks
@@ -27,6 +27,9 @@ ServiceScan = Callable[[ScanContext], list[ScanUnit]]
 SERVICES: tuple[ServiceScan, ...] = (
     hyperpod_read.units,
 )
+PRUNERS: dict[str, Pruner] = {  # DriftItem.type -> how an unmanaged one is deleted
+    **hyperpod_read.PRUNERS,
+}
 
 
 def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account: str | None = None) -> ScanContext:

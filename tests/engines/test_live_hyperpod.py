@@ -117,7 +117,7 @@ def test_count_borrow_limit_and_fair_share_weight_changed_by_hand() -> None:
     assert item == DriftItem(
         kind="changed", stack="cluster-gpu-west", address="hyperpod:ComputeQuota:vision-on-gpu-west",
         type="sagemaker:ComputeQuota", account="111122223333", region="us-west-2",
-        fix="hypergov apply --stack cluster-gpu-west restores it",
+        fix="hypergov apply --stack cluster-gpu-west restores it", cluster="gpu-west",
         attributes=(  # resources sorted by instance type: p5 is the second
             AttributeDrift("ComputeQuotaConfig.ComputeQuotaResources[1].Count", 12, 20),
             AttributeDrift("ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit", 50, 100),
@@ -187,7 +187,7 @@ def test_a_scheduler_config_not_hypergovs_is_unmanaged_and_hypergovs_missing() -
 
 def test_items_print_in_the_documented_json_shape() -> None:
     item = DriftItem(kind="changed", stack="s", address="a", type="t", account="1", region="r", fix="f",
-                     attributes=(AttributeDrift("p", 1, 2),), changed_by="who", changed_at="when")
+                     attributes=(AttributeDrift("p", 1, 2),), changed_by="who", changed_at="when", cluster="c")
     assert item.as_dict() == {"kind": "changed", "stack": "s", "address": "a", "type": "t", "account": "1",
                               "region": "r", "attributes": [{"path": "p", "expected": 1, "live": 2}],
-                              "changed_by": "who", "changed_at": "when", "fix": "f"}
+                              "changed_by": "who", "changed_at": "when", "cluster": "c", "fix": "f"}
