@@ -1,81 +1,217 @@
-"""What `hypergov drift` prints: the live scan's items (HyperPod task-governance objects read with
-list calls) beside each stack's terraform refresh, as text or as the documented JSON, and the exit
-status (0 no drift, 2 drift, 1 incomplete: an incomplete scan never reads as "no drift")."""
+"""`hypergov drift`: the live scan of the whole org (every governed object read with list calls and
+compared with the tree at the last applied commit), optionally each stack's terraform refresh
+(`--deep`), and the repairs (`--remediate`, `--prune-unmanaged`), each audited.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engines.live.items import DriftItem, LiveScan
-from engines.plan import Drift, DriftOutcome, Failure, StackName, failure_lines
+import click
 
-EXIT_DRIFT = 2
+from cli.plan import _common, _stacks, _state_lock, cli_engine, cli_errors, load_cli_settings
+from engines.plan import Drift, Failure, StackName, split_outcomes
+from engines.settings import Settings
+from hypergov import naming
+from hypergov.model.tree import GovernanceTree
+from reconciler.render import apply_line, render_text
 
+if TYPE_CHECKING:
+    from engines.live.items import DriftItem, LiveScan
 
-def drift_exit(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome]) -> int:
-    if not scan.complete or any(isinstance(o, Failure) for o in refreshed.values()):
-        return 1
-    drifted = scan.items or any(isinstance(o, Drift) and o.drifted for o in refreshed.values())
-    return EXIT_DRIFT if drifted else 0
-
-
-def drift_json(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome], *, commit: str | None) -> dict[str, Any]:
-    """The live scan's report (`seconds` is its wall time) and, per stack, its terraform refresh."""
-    entries: list[dict[str, Any]] = []
-    for stack, outcome in refreshed.items():
-        if isinstance(outcome, Failure):
-            entries.append({"stack": stack, "error": outcome.as_dict()})
-        else:
-            entries.append({"stack": stack, "drifted": outcome.drifted, "changes": [
-                {"address": c.address, "action": c.action.value,
-                 "attributes": [{"path": a.path, "before": a.before, "after": a.after} for a in c.attributes]}
-                for c in outcome.changes]})
-    complete = scan.complete and not any(isinstance(o, Failure) for o in refreshed.values())
-    return {"commit": commit, "scanned_at": scan.scanned_at, "seconds": scan.seconds, "api_calls": scan.api_calls,
-            "complete": complete, "items": [i.as_dict() for i in scan.items],
-            "errors": [{"stack": f.stack, "scanning": f.what, "error": f.failure.as_dict()} for f in scan.failures],
-            "refreshed": entries}
+DRIFT_EXIT = ("Exit status: 0 no drift, 2 drift found (or left after a repair), 1 any error (a part of the org that "
+              "could not be read included: an incomplete scan never reads as no drift; usage included), 75 state "
+              "directory busy.")
 
 
-def drift_text(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome]) -> tuple[list[str], list[str]]:
-    """(stdout lines, stderr ERROR lines): per stack DRIFTED or in sync with what drifted; a stack
-    that could not be read is only an ERROR line (unless what was read already shows drift)."""
-    out: list[str] = []
-    unread = {f.stack for f in scan.failures}
-    for stack, outcome in refreshed.items():
-        items = scan.items_of(stack)
-        changes = outcome.changes if isinstance(outcome, Drift) else ()
-        if items or changes:
-            out.append(f"{stack}: DRIFTED")
-        elif isinstance(outcome, Drift) and stack not in unread:
-            out.append(f"{stack}: in sync")
-        for c in changes:
-            diffs = ", ".join(f"{a.path} {a.before!r} -> {a.after!r}" for a in c.attributes)
-            out.append(f"  ~ {c.address}: {diffs}")
-        out += [line for item in items for line in _item_lines(item)]
-    errors = failure_lines({StackName(s): o for s, o in refreshed.items() if isinstance(o, Failure)})
-    errors += [f"{f.stack}: {f.failure.kind}: {f.failure.message} (scanning {f.what}; the scan is incomplete)"
-               for f in scan.failures]
-    return out, errors
+@dataclass(frozen=True)
+class ComparedTree:
+    tree: GovernanceTree
+    commit: str | None
+    described: str  # "the tree last applied to main" / "the working tree at config"
 
 
-def _item_lines(item: DriftItem) -> list[str]:
-    who = " ".join(filter(None, [f"by {item.changed_by}" if item.changed_by else "",
-                                 f"at {item.changed_at}" if item.changed_at else ""]))
-    lines = [f"  {item.kind:<9} {item.address} ({item.account} {item.region}){f' {who}' if who else ''}"]
-    lines += [f"      {a.path}: {_shown(a.expected)} -> {_shown(a.live)}" for a in item.attributes]
-    return [*lines, f"      fix: {item.fix}"]
+def compared_tree(settings: Settings, *, against: str, branch: str) -> ComparedTree:
+    """The tree whose desired state the scan compares with: the one the reconciler last applied to
+    `branch` (its record in the state directory), else the working tree."""
+    from hypergov.gitsource import NotInRepositoryError, locate_tree, read_tree_at
+    from hypergov.validate import load_valid_tree, validate_files
+    from reconciler.audit import source_commit
+    from reconciler.reconcile import applied_commit
+
+    applied = applied_commit(Path(settings.state_dir).resolve(), branch) if against == "applied" else None
+    try:
+        where = locate_tree(settings.config_dir)
+    except NotInRepositoryError:
+        where = None
+    if applied and where is not None:
+        report = validate_files(read_tree_at(where.repo, applied, where.subdir))
+        if report.ok and report.tree is not None:
+            return ComparedTree(report.tree, applied, f"the tree last applied to {branch}")
+        raise click.ClickException(f"the tree last applied to {branch} ({applied[:12]}) no longer validates; "
+                                   "compare with the working tree: --against tree")
+    commit = source_commit(where.repo, settings.config_dir) if where is not None else None
+    return ComparedTree(load_valid_tree(settings.config_dir), commit, f"the working tree at {settings.config_dir}")
 
 
-def _shown(value: Any) -> str:
-    return "(none)" if value is None else repr(value)
+@click.command("drift", epilog=DRIFT_EXIT)
+@_common
+@click.option("--project", "projects", multiple=True, help="Only this project's stack (repeatable).")
+@click.option("--cluster", "clusters", multiple=True,
+              help="Only objects on this cluster: its stack and the projects' objects there (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (README: Drift).")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the report as Markdown (to open as an issue or post on a merge request).")
+@click.option("--deep", is_flag=True, help="Also refresh each stack's terraform state (exact, one terraform "
+              "process per stack: slow on a large org).")
+@click.option("--against", type=click.Choice(["applied", "tree"]), default="applied", show_default=True,
+              help="Compare with the tree the reconciler last applied to --branch (falls back to the working "
+              "tree when it has applied none), or with the working tree.")
+@click.option("--branch", default="main", show_default=True, help="The reconciler's branch (for --against applied).")
+@click.option("--remediate", is_flag=True, help="Restore changed, missing and unbounded objects by an audited "
+              "apply of their stacks (the plan is shown first).")
+@click.option("--prune-unmanaged", is_flag=True, help="Delete the unmanaged objects listed (nothing else), with "
+              "an audit record.")
+@click.option("--yes", is_flag=True, help="Repair without asking.")
+@cli_errors
+def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...],
+              projects: tuple[str, ...], clusters: tuple[str, ...], as_json: bool, markdown_file: Path | None,
+              deep: bool, against: str, branch: str, remediate: bool, prune_unmanaged: bool, yes: bool) -> None:
+    """Compare live state with the tree, in one scan of list calls per service, account and region:
+    IAM (roles, their policies and boundaries), EKS access entries, Organizations policies on the
+    governed OU, Budgets, SNS, HyperPod compute quotas and scheduler configs, and the Kubernetes
+    objects of clusters with a kubeconfig. Reports `changed` (with expected and live values),
+    `missing`, `unmanaged` (inside what hypergov governs, declared nowhere) and `unbounded` (a
+    hypergov role without its boundary or granting beyond it) items, with who changed them where the
+    API says, and a fix for each.
+    """
+    from engines.live.scan import scan_tree
+    from reconciler.drift_report import drift_exit, drift_json, drift_markdown, drift_text, filtered, scan_summary
+
+    settings = load_cli_settings(settings_file, config_dir)
+    compared = compared_tree(settings, against=against, branch=branch)
+    tree = compared.tree
+    unknown = [c for c in clusters if c not in tree.clusters]
+    if unknown:
+        raise click.UsageError(f"no cluster {', '.join(unknown)} in the tree; clusters are: "
+                               f"{', '.join(sorted(tree.clusters))}")
+    chosen = [*stack_names, *(naming.project_stack(p) for p in projects)]
+    names = _stacks(tree, chosen)
+    click.echo(f"compared with {compared.described}{f' ({compared.commit[:12]})' if compared.commit else ''}",
+               err=True)
+    with _state_lock(settings):
+        scan = filtered(scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
+                                  only=names if chosen else None), clusters=clusters)
+        click.echo(scan_summary(scan), err=True)
+        refreshed = cli_engine(settings, tree).refresh_many(names, progress=_refresh_progress) if deep else {}
+    if as_json:
+        click.echo(json.dumps(drift_json(scan, refreshed, commit=compared.commit), indent=2, default=str))
+    else:
+        lines, errors = drift_text(scan, refreshed)
+        for line in lines:
+            click.echo(line)
+        for line in errors:
+            click.echo(f"ERROR {line}", err=True)
+    if markdown_file:
+        markdown_file.write_text(drift_markdown(scan, refreshed, commit=compared.commit,
+                                                compared_with=compared.described))
+        click.echo(f"wrote {markdown_file}", err=True)
+    status = drift_exit(scan, refreshed)
+    if (remediate or prune_unmanaged) and status == 2:
+        status = _repair(settings, compared, scan, remediate=remediate, prune_unmanaged=prune_unmanaged, yes=yes)
+    sys.exit(status)
 
 
-def scan_summary(scan: LiveScan, stacks: Sequence[str]) -> str:
-    """One stderr line: what the live scan read and what it cost."""
-    scanned = len(scan.stacks)
-    if not scanned:
-        return f"live scan: none of the {len(stacks)} stack(s) has HyperPod task-governance objects"
-    return (f"live scan: {scanned} task-governance cluster(s), {len(scan.items)} item(s), {scan.api_calls} API "
-            f"call(s) in {scan.seconds:.2f} s{'' if scan.complete else ' (INCOMPLETE)'}")
+def _refresh_progress(stack: StackName, outcome: Drift | Failure) -> None:
+    state = f"{outcome.kind} error" if isinstance(outcome, Failure) else ("DRIFTED" if outcome.drifted else "in sync")
+    click.echo(f"refreshed {stack}: {state}", err=True)
+
+
+def _repair(settings: Settings, compared: ComparedTree, scan: LiveScan, *, remediate: bool, prune_unmanaged: bool,
+            yes: bool) -> int:
+    """Repair what the scan found (only on a complete scan); 0 when nothing is left, 2 when items
+    were left unrepaired, 1 when a repair failed."""
+    from engines.live.scan import PRUNERS
+    from reconciler.audit import AuditRepoError, find_audit_repo
+    from reconciler.drift_repair import repair_plan
+    from stacks.spec import plan_stacks
+
+    try:
+        audit_repo = find_audit_repo(settings.config_dir, settings.audit_repo)
+    except AuditRepoError as exc:
+        raise click.UsageError(str(exc)) from exc
+    plan = repair_plan(scan.items, [s.name for s in plan_stacks(compared.tree)], PRUNERS)
+    failed = False
+    with _state_lock(settings):
+        if remediate and plan.stacks:
+            failed |= not _remediate(settings, compared, plan.stacks, plan.items, audit_repo, yes=yes)
+        if prune_unmanaged and plan.unmanaged:
+            failed |= not _prune(settings, compared, plan.unmanaged, audit_repo, yes=yes)
+    for item in plan.unprunable if prune_unmanaged else ():
+        click.echo(f"not pruned: {item.address} ({item.type}): hypergov deletes no object of this type; "
+                   f"{item.fix}", err=True)
+    left = len(plan.unprunable) + (0 if remediate else len(plan.stacks)) + (0 if prune_unmanaged else
+                                                                             len(plan.unmanaged))
+    return 1 if failed else (2 if left else 0)
+
+
+def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ...],
+               items: Mapping[str, tuple[str, ...]], audit_repo: Path, *, yes: bool) -> bool:
+    from reconciler.drift_repair import REPAIR_REASON
+    from reconciler.reconcile import apply_audited
+
+    engine = cli_engine(settings, compared.tree, source_commit=compared.commit)
+    plans, failures = split_outcomes(engine.plan_many([StackName(s) for s in stacks]))
+    click.echo(render_text(plans), nl=False, err=True)
+    if failures:
+        for stack, failure in failures.items():
+            click.echo(f"ERROR {stack}: {failure.kind}: {failure.message}", err=True)
+        click.echo("nothing repaired: every stack to repair must plan first", err=True)
+        return False
+    pending = [p for p in plans if not p.is_empty]
+    if not pending:
+        click.echo("the plans show nothing to restore", err=True)
+        return True
+    if not yes and not click.confirm(f"repair {len(pending)} stack(s)?", err=True):
+        return False
+    outcome = apply_audited(engine, pending, audit_repo, reason=REPAIR_REASON,
+                            drift=items,
+                            on_done=lambda result: click.echo(apply_line(result), err=True))
+    if outcome.audit_error:
+        click.echo(f"ERROR {outcome.audit_error}", err=True)
+    elif outcome.audit_commit:
+        click.echo(f"audit commit {outcome.audit_commit[:12]} in {audit_repo}", err=True)
+    return outcome.audit_error is None and all(r.ok for r in outcome.results)
+
+
+def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem], audit_repo: Path, *,
+           yes: bool) -> bool:
+    from engines.aws_clients import AwsClients
+    from engines.live.scan import PRUNERS
+    from reconciler.drift_repair import commit_prune_audit, prune
+
+    click.echo(f"{len(items)} unmanaged object(s) to delete:", err=True)
+    for item in items:
+        click.echo(f"  - {item.address} ({item.account} {item.region}, stack {item.stack})", err=True)
+    if not yes and not click.confirm(f"delete these {len(items)} object(s)?", err=True):
+        return False
+    org = compared.tree.org.model if compared.tree.org else None
+    clients = AwsClients(settings=settings.aws, partition=org.partition if org else "aws")
+    home = org.home_region if org else "us-east-1"
+    pruned = prune(items, PRUNERS, lambda service, account, region: clients.client(service, region=region or home,
+                                                                                    account=account),
+                   on_done=lambda p: click.echo(f"{'deleted' if p.error is None else 'FAILED'} {p.item.address}"
+                                                f"{f': {p.error.message}' if p.error else ''}", err=True))
+    try:
+        sha = commit_prune_audit(audit_repo, pruned, source_commit=compared.commit)
+    except Exception as exc:  # the objects are gone: say the record is not committed, loudly
+        click.echo(f"ERROR {exc}", err=True)
+        return False
+    if sha:
+        click.echo(f"audit commit {sha[:12]} in {audit_repo}", err=True)
+    return all(p.error is None for p in pruned)

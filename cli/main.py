@@ -122,10 +122,11 @@ _add_stacks_group()
 
 
 def _add_engine_commands() -> None:
+    from cli.drift import drift_cmd
     from cli.plan import COMMANDS  # the engines sit above the stacks
     from cli.reconcile import reconcile_cmd
 
-    for command in (*COMMANDS, reconcile_cmd):
+    for command in (*COMMANDS, drift_cmd, reconcile_cmd):
         main.add_command(command)
 
 

@@ -22,7 +22,7 @@ import click
 
 from cli.options import config_option
 from engines.outcomes import Failure, HypergovError, classify
-from engines.plan import Drift, Plan, StackName, failure_lines, split_outcomes
+from engines.plan import Plan, StackName, failure_lines, split_outcomes
 from engines.settings import Settings, SettingsError, load_settings
 from engines.terraform.runner import TerraformError
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
@@ -313,55 +313,4 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
     sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
 
 
-@click.command("drift", epilog="Exit status: 0 no drift, 2 drift found, 1 any error (a stack or cluster that could "
-               "not be scanned included: an incomplete scan never reads as no drift), 75 state directory busy.")
-@_common
-@click.option("--json", "as_json", is_flag=True, help="Print the drift as JSON (README: Drift).")
-@cli_errors
-def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool) -> None:
-    """Compare live AWS state with the tree: the HyperPod task-governance objects of every cluster
-    stack (compute quotas, scheduler config) read live with list calls and compared with what the
-    stack declares (changed, missing, unmanaged), and each stack's terraform state refreshed
-    (refresh-only plans, terraform.parallelism stacks at a time; a stack never applied has nothing
-    to refresh).
-    """
-    from cli.drift import drift_exit, drift_json, drift_text, scan_summary
-    from engines.live.scan import scan_tree
-    from hypergov.validate import load_valid_tree
-
-    settings = load_cli_settings(settings_file, config_dir)
-    tree = load_valid_tree(settings.config_dir)
-    names = _stacks(tree, stack_names)
-
-    def progress(stack: StackName, outcome: Drift | Failure) -> None:
-        state = f"{outcome.kind} error" if isinstance(outcome, Failure) else (
-            "DRIFTED" if outcome.drifted else "in sync")
-        click.echo(f"refreshed {stack}: {state}", err=True)
-
-    with _state_lock(settings):
-        scan = scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
-                         only=names if stack_names else None)
-        click.echo(scan_summary(scan, names), err=True)
-        outcomes = cli_engine(settings, tree).refresh_many(names, progress=progress)
-    if as_json:
-        click.echo(json.dumps(drift_json(scan, outcomes, commit=_tree_commit(settings)), indent=2, default=str))
-    else:
-        lines, errors = drift_text(scan, outcomes)
-        for line in lines:
-            click.echo(line)
-        for line in errors:
-            click.echo(f"ERROR {line}", err=True)
-    sys.exit(drift_exit(scan, outcomes))
-
-
-def _tree_commit(settings: Settings) -> str | None:
-    """The commit of the tree that was compared (`-dirty` with uncommitted changes; None outside Git)."""
-    from reconciler.audit import source_commit
-
-    try:
-        return source_commit(locate_tree(settings.config_dir).repo, settings.config_dir)
-    except NotInRepositoryError:
-        return None
-
-
-COMMANDS = (plan_cmd, apply_cmd, drift_cmd)  # `hypergov reconcile`: cli/reconcile.py
+COMMANDS = (plan_cmd, apply_cmd)  # `hypergov drift`: cli/drift.py, `hypergov reconcile`: cli/reconcile.py

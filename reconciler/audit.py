@@ -6,7 +6,7 @@ addresses, actions and hashes, never attribute values."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +24,8 @@ AUDIT_DIR = "audit"
 class AuditEntry:
     plan: Plan
     result: ApplyResult
+    reason: str | None = None  # why this apply ran when not a merge: "drift repair"
+    drift: tuple[str, ...] = ()  # the drift items it repairs, "<kind> <address>" (never values)
 
 
 def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
@@ -44,6 +46,7 @@ def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
         "error": result.error.message if result.error else None,
         "error_kind": result.error.kind if result.error else None,
         "outcome": "applied" if result.ok else ("refused" if result.refusal else "failed"),
+        **({"reason": entry.reason, "drift": list(entry.drift)} if entry.reason else {}),
     }
 
 
@@ -54,17 +57,23 @@ class AuditTrail:
 
     plans: dict[str, Plan]
     entries: dict[str, AuditEntry] = field(default_factory=dict)
+    reason: str | None = None
+    drift: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # stack -> the drift items it repairs
 
     @classmethod
-    def of(cls, plans: Sequence[Plan]) -> AuditTrail:
-        return cls(plans={p.stack: p for p in plans})
+    def of(cls, plans: Sequence[Plan], *, reason: str | None = None,
+           drift: Mapping[str, tuple[str, ...]] | None = None) -> AuditTrail:
+        return cls(plans={p.stack: p for p in plans}, reason=reason, drift=drift or {})
+
+    def _entry(self, result: ApplyResult) -> AuditEntry:
+        return AuditEntry(self.plans[result.stack], result, self.reason, self.drift.get(result.stack, ()))
 
     def started(self, stack: StackName) -> None:
-        self.entries[stack] = AuditEntry(self.plans[stack], ApplyResult(stack=stack, error=temporary(
+        self.entries[stack] = self._entry(ApplyResult(stack=stack, error=temporary(
             "apply interrupted while this stack was being applied; plan again to see what is left", "interrupted")))
 
     def finished(self, result: ApplyResult) -> None:
-        self.entries[result.stack] = AuditEntry(self.plans[result.stack], result)
+        self.entries[result.stack] = self._entry(result)
 
     def recorded(self) -> list[AuditEntry]:
         return [self.entries[s] for s in self.plans if s in self.entries]
@@ -114,21 +123,29 @@ def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: dateti
     worth = [e for e in entries if e.result.applied or e.result.failed or not e.result.ok]
     if not worth:
         return None
-    repo = git.Repo(repo_path)
-    stamp = when.strftime("%Y%m%dT%H%M%SZ")
-    paths = []
-    for entry in worth:
-        rel = Path(AUDIT_DIR) / when.strftime("%Y-%m") / f"{stamp}-{entry.plan.stack}.json"
-        target = Path(repo.working_dir) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(audit_record(entry, when=when), indent=2, sort_keys=True) + "\n")
-        paths.append(str(rel))
     failed = [e.plan.stack for e in worth if not e.result.ok]
     source = next((e.plan.source_commit for e in worth if e.plan.source_commit), None)
-    subject = f"hypergov apply{f' {source[:12]}' if source else ''}: {len(worth)} stack(s) changed"
+    what = worth[0].reason or "apply"
+    subject = f"hypergov {what}{f' {source[:12]}' if source else ''}: {len(worth)} stack(s) changed"
     body = "\n".join(f"- {e.plan.stack}: {audit_record(e, when=when)['outcome']}" for e in worth)
     if failed:
         subject += f", {len(failed)} failed"
+    return commit_records(repo_path, {e.plan.stack: audit_record(e, when=when) for e in worth},
+                          message=f"{subject}\n\n{body}\n", when=when, author=author)
+
+
+def commit_records(repo_path: Path, records: Mapping[str, dict[str, Any]], *, message: str, when: datetime,
+                   author: str = "hypergov <hypergov@localhost>") -> str:
+    """Write each record as `audit/<month>/<stamp>-<name>.json` and commit exactly those files."""
+    repo = git.Repo(repo_path)
+    stamp = when.strftime("%Y%m%dT%H%M%SZ")
+    paths = []
+    for name, record in records.items():
+        rel = Path(AUDIT_DIR) / when.strftime("%Y-%m") / f"{stamp}-{name}.json"
+        target = Path(repo.working_dir) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        paths.append(str(rel))
     name, email = author.rsplit(" <", 1)
     identity = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
                 for part, value in (("NAME", name), ("EMAIL", email.rstrip(">")))}
@@ -141,7 +158,7 @@ def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: dateti
     # (linters, message checks) must not be able to keep an apply that happened out of the record.
     try:
         with repo.git.custom_environment(**identity):
-            repo.git.commit("--only", "--no-verify", "-m", f"{subject}\n\n{body}\n", "--", *paths)
+            repo.git.commit("--only", "--no-verify", "-m", message, "--", *paths)
     except git.GitCommandError as exc:
         raise AuditCommitError(
             f"the audit records were written ({', '.join(paths)} in {repo.working_dir}) but could not be "

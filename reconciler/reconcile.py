@@ -13,7 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -207,10 +207,12 @@ class AuditedApply:
 
 def apply_audited(engine: Engine, plans: Sequence[Plan], audit_repo: Path | None, *,
                   on_done: Callable[[ApplyResult], None] | None = None,
-                  stop: threading.Event | None = None) -> AuditedApply:
+                  stop: threading.Event | None = None, reason: str | None = None,
+                  drift: Mapping[str, tuple[str, ...]] | None = None) -> AuditedApply:
     """Apply in dependency order, then commit the audit records, also when interrupted (a stack
-    cut off mid-apply is recorded as such). Without `audit_repo` (`--no-audit`) nothing is recorded."""
-    trail = AuditTrail.of(plans)
+    cut off mid-apply is recorded as such). Without `audit_repo` (`--no-audit`) nothing is recorded.
+    `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a merge."""
+    trail = AuditTrail.of(plans, reason=reason, drift=drift)
     sha = error = None
 
     def finished(result: ApplyResult) -> None:

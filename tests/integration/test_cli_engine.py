@@ -67,10 +67,10 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     assert in_sync.exit_code == 0 and "in sync" in in_sync.output
     endpoint.client("iam", account=PROD, region=REGION).update_role(RoleName="acme-speech-viewer",
                                                                     MaxSessionDuration=7200)
-    drifted = runner.invoke(main, ["drift", "--config", str(config), "--stack", "project-speech"], env=env)
+    drifted = runner.invoke(main, ["drift", "--deep", "--config", str(config), "--stack", "project-speech"], env=env)
     assert drifted.exit_code == 2, drifted.output
     assert "max_session_duration 3600 -> 7200" in drifted.output
-    scan = runner.invoke(main, ["drift", "--json", "--config", str(config), "--stack", "org",
+    scan = runner.invoke(main, ["drift", "--deep", "--json", "--config", str(config), "--stack", "org",
                                 "--stack", "project-speech", "--stack", "project-vision"], env=env)
     assert scan.exit_code == 2, scan.output
     report = {entry["stack"]: entry for entry in json.loads(scan.stdout)["refreshed"]}

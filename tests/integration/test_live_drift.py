@@ -72,7 +72,7 @@ def test_after_apply_the_scan_reports_nothing(env: dict[str, str]) -> None:
     assert len(scanned["commit"]) == 40 and scanned["scanned_at"].endswith("+00:00")
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 0 and "cluster-gpu-west: in sync" in text.stdout, text.output
-    assert "live scan: 1 task-governance cluster(s), 0 item(s), 3 API call(s)" in text.stderr
+    assert "live scan: 1 stack(s), 0 item(s), 3 API call(s) (sagemaker 3)" in text.stderr
 
 
 def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint: EmbeddedAwsProcess,

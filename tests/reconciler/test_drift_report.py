@@ -4,7 +4,7 @@ even if what was read is clean."""
 
 from __future__ import annotations
 
-from cli.drift import drift_exit, drift_json, drift_text
+from reconciler.drift_report import drift_exit, drift_json, drift_text
 from engines.live.items import AttributeDrift, DriftItem, LiveScan, ScanFailure
 from engines.outcomes import temporary
 from engines.plan import Action, AttributeChange, Drift, DriftOutcome, ResourceChange, StackName
