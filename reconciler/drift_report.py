@@ -133,7 +133,7 @@ def _stack_section(stack: str, found: Sequence[DriftItem], changes: Sequence[Res
     lines = [f"### {stack}", "", "| kind | object | attribute | expected | live | changed by |",
              "| --- | --- | --- | --- | --- | --- |"]
     for item in items:
-        place = f"`{item.address}`<br>{item.account} {item.region}"
+        place = f"`{_md(item.address)}`<br>{item.account} {item.region}"
         if not item.attributes:
             lines.append(f"| {item.kind} | {place} | | | | {_md(_who(item))} |")
         for n, a in enumerate(item.attributes):

@@ -135,12 +135,38 @@ def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint:
     assert "ComputeQuotaTarget.FairShareWeight: 30 -> 35" in text.stdout
     assert f"changed   hyperpod:ComputeQuota:vision-on-gpu-west ({PROD} {REGION}) by {who}" in text.stdout
 
-    restored = CliRunner().invoke(main, ["apply", "--yes", "--stack", "cluster-gpu-west"], env=env)
-    assert restored.exit_code == 0, restored.output
+    repo = git.Repo(env["HYPERGOV_CONFIG_DIR"], search_parent_directories=True)
+    before = repo.head.commit
+    repaired = drift(env, "--remediate", "--yes", "--stack", "cluster-gpu-west")
+    assert repaired.exit_code == 2, repaired.output  # repaired, but the unmanaged quota is left (not pruned)
+    record = audit_records(repo, before)
+    assert [(r["stack"], r["reason"], r["outcome"]) for r in record] == [("cluster-gpu-west", "drift repair",
+                                                                          "applied")]
+    assert record[0]["drift"] == ["changed hyperpod:ClusterSchedulerConfig:gpu-west-scheduler",
+                                  "changed hyperpod:ComputeQuota:vision-on-gpu-west",
+                                  "missing hyperpod:ComputeQuota:speech-on-gpu-west"]
     left = report(drift(env, "--json"))["items"]
     assert [(i["kind"], i["address"]) for i in left] == [("unmanaged", "hyperpod:ComputeQuota:interns-by-hand")]
-    client.delete_compute_quota(ComputeQuotaId=live_quotas(endpoint)["interns-by-hand"]["ComputeQuotaId"])
+    before = repo.head.commit
+    pruned = drift(env, "--prune-unmanaged", "--yes")
+    assert pruned.exit_code == 0, pruned.output
+    assert "interns-by-hand" not in live_quotas(endpoint)  # deleted, and nothing else
+    assert sorted(live_quotas(endpoint)) == ["nlp-on-gpu-west", "recsys-on-gpu-west", "speech-on-gpu-west",
+                                             "vision-on-gpu-west"]  # projects/*.yaml with quota on gpu-west
+    (prune_record,) = audit_records(repo, before)
+    assert (prune_record["reason"], prune_record["outcome"]) == ("prune unmanaged", "applied")
+    assert [(o["address"], o["outcome"]) for o in prune_record["objects"]] == [
+        ("hyperpod:ComputeQuota:interns-by-hand", "deleted")]
     assert drift(env).exit_code == 0
+
+
+def audit_records(repo: git.Repo, since: git.Commit) -> list[dict[str, Any]]:
+    """The audit records committed after `since` (read from Git, not from hypergov)."""
+    found = []
+    for commit in repo.iter_commits(f"{since.hexsha}..HEAD"):
+        for path in commit.stats.files:
+            found.append(json.loads((commit.tree / str(path)).data_stream.read()))
+    return found
 
 
 def test_a_throttled_list_makes_the_scan_incomplete(endpoint: EmbeddedAwsProcess, env: dict[str, str]) -> None:
