@@ -4,9 +4,10 @@ A local Git repository holds the example governance tree; the embedded AWS endpo
 process) is seeded with its organization and clusters; the tree is validated, every stack is
 planned with the engine the settings select (terraform here: no Pulumi CLI) and the real
 `terraform` (the merge-request plan), applied by a reconciler pass (the merge) with an audit
-commit, and planned again (which must be empty). Then a
-drift is injected by hand (out of band, with boto3), detected, and repaired; last, a merged change
-is applied by the reconciler to exactly the stack it affects. Everything lives under
+commit, and planned again (which must be empty). Then drift is made by hand (out of band, with
+boto3), found by the live scan (`hypergov drift`) and repaired by it (`--remediate
+--prune-unmanaged`, audited); last, a merged change is applied by the reconciler to exactly the
+stack it affects. Everything lives under
 `.cli/demo/` and the endpoint is stopped at the end, whatever happens.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -32,7 +34,7 @@ from engines.settings import Settings, load_settings
 from hypergov.gitsource import read_tree_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
-from reconciler.reconcile import PassResult, apply_audited, reconcile_once
+from reconciler.reconcile import PassResult, reconcile_once
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 from stacks.spec import plan_stacks
 
@@ -40,7 +42,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / ".hypergov" / "demo"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
 PROD = "111122223333"
-VISION = StackName("project-vision")
 
 
 class DemoError(Exception):
@@ -144,30 +145,18 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         again = _plan_all(engine, stacks)
         if not all(p.is_empty for p in again):
             raise DemoError("the second plan is not empty: " + render_text([p for p in again if not p.is_empty]))
-    with step(7, total, "inject a drift by hand (boto3, out of band) and detect it"):
-        iam = endpoint.client("iam", account=PROD, region="us-west-2")
-        iam.update_role(RoleName="acme-vision-engineer", MaxSessionDuration=43200)
-        click.echo("      changed acme-vision-engineer MaxSessionDuration 3600 -> 43200 behind hypergov's back")
-        drift = engine.refresh_many([VISION])[VISION]
-        if isinstance(drift, Failure):
-            raise DemoError(f"the drift scan failed: {drift}")
-        for change in drift.changes:
-            click.echo(f"      drift: {change.address}: "
-                       + ", ".join(f"{a.path} {a.before} -> {a.after}" for a in change.attributes))
-        if not drift.drifted:
-            raise DemoError("the injected drift was not detected")
-    with step(8, total, "repair the drift: plan and apply the stack again"):
-        (repair,) = _plan_all(engine, [VISION], quiet=True)
-        click.echo(render_text([repair]))
-        repaired = apply_audited(engine, [repair], Path(repo.working_dir))
-        if not all(r.ok for r in repaired.results) or repaired.audit_error:
-            raise DemoError(f"repair failed: {[r.failure for r in repaired.results]} {repaired.audit_error or ''}")
-        role = iam.get_role(RoleName="acme-vision-engineer")["Role"]
-        sha = repaired.audit_commit
-        click.echo(f"      MaxSessionDuration is {role['MaxSessionDuration']} again; "
-                   f"audit commit {sha[:12] if sha else '(none)'}")
-        if role["MaxSessionDuration"] != 3600 or not _plan_all(engine, [VISION], quiet=True)[0].is_empty:
-            raise DemoError("the drift was not repaired")
+    with step(7, total, "drift by hand (boto3, out of band); the live scan finds it: hypergov drift"):
+        _inject_drift(endpoint)
+        found = _hypergov(settings, repo, "drift")
+        if found.returncode != 2:
+            raise DemoError(f"hypergov drift exited {found.returncode}, not 2 (drift found)")
+    with step(8, total, "repair: hypergov drift --remediate --prune-unmanaged --yes, then scan again"):
+        repaired = _hypergov(settings, repo, "drift", "--remediate", "--prune-unmanaged", "--yes")
+        clean = _hypergov(settings, repo, "drift")
+        if repaired.returncode != 0 or clean.returncode != 0:
+            raise DemoError(f"the drift was not repaired (exit {repaired.returncode}, then {clean.returncode})")
+        audit = repo.head.commit
+        click.echo(f"      audit commit {audit.hexsha[:12]}: {commit_summary(audit)}")
     with step(9, total, "merge a change (speech's budget 120000 -> 90000): only the stack it affects is applied"):
         target = Path(repo.working_dir) / "config" / "projects" / "speech.yaml"
         target.write_text(target.read_text().replace("monthly_usd: 120000", "monthly_usd: 90000"))
@@ -180,11 +169,48 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         click.echo(f"      live budget acme-speech-monthly: {float(budget):.0f} USD")
         if [p.stack for p in outcome.plans] != ["project-speech"] or float(budget) != 90000:
             raise DemoError("the merged change was not applied as planned")
-    click.secho("\ndemo complete: validated, planned, applied on merge, audited, re-planned empty, drift found and "
-                "repaired, a merged change applied to exactly its stack", fg="green", bold=True)
+    click.secho("\ndemo complete: validated, planned, applied on merge, audited, re-planned empty, drift found by "
+                "the live scan and repaired, a merged change applied to exactly its stack", fg="green", bold=True)
     click.echo(f"git log of the governance repository ({repo.working_dir}):")
     for commit in repo.iter_commits("main", max_count=6):
         click.echo(f"  {commit.hexsha[:12]} {commit_summary(commit)}")
+
+
+def _inject_drift(endpoint: EmbeddedAwsProcess) -> None:
+    """What a person with console access does: raise their own team's quota, make a quota for a
+    team the tree does not know, and stretch a role's session."""
+    sagemaker = endpoint.client("sagemaker", account=PROD, region="us-west-2")
+    (cluster,) = sagemaker.list_clusters()["ClusterSummaries"]
+    quotas = {q["Name"]: q for q in sagemaker.list_compute_quotas(ClusterArn=cluster["ClusterArn"])[
+        "ComputeQuotaSummaries"]}
+    vision = quotas["vision-on-gpu-west"]
+    config = vision["ComputeQuotaConfig"]
+    raised = [{**r, "Count": r["Count"] + 4} for r in config["ComputeQuotaResources"]]
+    sagemaker.update_compute_quota(ComputeQuotaId=vision["ComputeQuotaId"], TargetVersion=vision["ComputeQuotaVersion"],
+                                   ComputeQuotaConfig={**config, "ComputeQuotaResources": raised},
+                                   ComputeQuotaTarget=vision["ComputeQuotaTarget"])
+    click.echo(f"      raised vision's quota on gpu-west: {config['ComputeQuotaResources'][0]['Count']} -> "
+               f"{raised[0]['Count']} {raised[0]['InstanceType']}")
+    sagemaker.create_compute_quota(
+        Name="interns-by-hand", ClusterArn=cluster["ClusterArn"],
+        ComputeQuotaTarget={"TeamName": "interns", "FairShareWeight": 5},
+        ComputeQuotaConfig={"ComputeQuotaResources": [{"InstanceType": "ml.g5.12xlarge", "Count": 2}],
+                            "ResourceSharingConfig": {"Strategy": "DontLend"}})
+    click.echo("      created compute quota interns-by-hand for a team the tree does not know")
+
+
+def _hypergov(settings: Settings, repo: git.Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the hypergov command as a user would, its output shown indented."""
+    environ = {**os.environ, **CREDENTIALS, "HYPERGOV_AWS_ENDPOINT_URL": str(settings.aws.endpoint_url),
+               "HYPERGOV_STATE_DIR": str(settings.state_dir), "HYPERGOV_SETTINGS": str(DEMO_DIR / "absent.yaml"),
+               "HYPERGOV_CONFIG_DIR": str(Path(repo.working_dir) / "config")}
+    click.echo(f"      $ hypergov {' '.join(args)}")
+    done = subprocess.run([str(Path(sys.executable).parent / "hypergov"), *args], env=environ, text=True,
+                          capture_output=True, check=False)
+    for line in (done.stderr + done.stdout).splitlines():
+        click.echo(f"        {line}")
+    click.echo(f"      (exit {done.returncode})")
+    return done
 
 
 def main() -> None:
