@@ -201,8 +201,8 @@ def last_change(obj: KubeObject, *, by_others: bool) -> tuple[str | None, str | 
     `kubectl-edit`; Kubernetes records no user there); `by_others`: not hypergov's own apply."""
     meta = obj.body.get("metadata") or {}
     entries = [e for e in meta.get("managedFields") or () if not (by_others and e.get("manager") == FIELD_MANAGER)]
-    if not entries:
-        return None, None if by_others else meta.get("creationTimestamp")
+    if not entries:  # an undeclared object written by no manager at all: when it was made, at least
+        return None, (None if by_others else meta.get("creationTimestamp"))
     newest = max(entries, key=lambda e: str(e.get("time") or ""))
     manager = newest.get("manager")
     return (f"field manager {manager}" if manager else None), newest.get("time")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,6 +29,7 @@ from engines.live.items import AttributeDrift, DriftItem, LiveScan
 from engines.live.kubernetes_compare import MANAGED_KINDS, TEAM_NAMESPACE_KINDS, declared_part, kube_type
 from engines.live.runner import CallCounter, ScanContext, pruning_client
 from engines.live.scan import PRUNERS, scan_context, scan_with
+from engines.settings import load_settings
 from tests.components.test_kubernetes_schemas import errors_of
 from tests.components.test_kubernetes_schemas import objects as declared_manifests
 from tests.example_tree import example_tree
@@ -316,3 +318,29 @@ def test_the_dynamic_client_lists_a_page_across_namespaces() -> None:
     assert (obj.address, obj.body["apiVersion"], obj.body["kind"]) == (
         "kubernetes:rbac.authorization.k8s.io/v1/RoleBinding:hyperpod-ns-nlp/b", RBAC, "RoleBinding")
     assert api.list_kind("kueue.x-k8s.io/v1beta1", "ClusterQueue").items == ()  # not served: nothing
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: gpu-west, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: scanner, user: {token: not-a-real-token}}]
+contexts: [{name: gpu-west, context: {cluster: gpu-west, user: scanner}}]
+current-context: gpu-west
+"""
+
+
+def test_settings_kubeconfigs_give_the_clusters_apis_and_an_unreachable_one_is_a_failure(
+        context: ScanContext, tmp_path: Path) -> None:
+    """The real client path: `Settings.kubeconfigs` -> `kube_apis_of` -> `DynamicKubeApi.from_kubeconfig`,
+    made in the unit (nothing listens on port 1: discovery fails, the scan is incomplete)."""
+    path = tmp_path / "gpu-west.kubeconfig"
+    path.write_text(KUBECONFIG)
+    settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"},
+                             overrides={"state_dir": str(tmp_path), "kubeconfigs": {"gpu-west": str(path)}})
+    apis = kubernetes.kube_apis_of(settings.kubeconfigs)
+    assert list(apis) == ["gpu-west"]
+    result = scan_with(dataclasses.replace(context, kube_apis=apis), lambda *a: None, services=(kubernetes.units,))
+    assert [(f.stack, f.what, f.failure.kind) for f in result.failures] == [
+        ("cluster-gpu-west", "Kubernetes objects of cluster gpu-west", "temporary")]  # unreachable: retry later
+    assert result.not_read == ("Kubernetes objects of cluster trn-east: no kubeconfig configured "
+                               "(settings kubeconfigs)",)
