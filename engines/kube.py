@@ -61,6 +61,14 @@ def object_from_pulumi(type_token: str, inputs: Mapping[str, Any], *, stack: str
 KubeKind = tuple[str, str]  # (apiVersion, kind)
 
 
+@dataclass(frozen=True)
+class KubePage:
+    """One page of a list call: full live objects, and the token of the next page (None: the last)."""
+
+    items: tuple[KubeObject, ...]
+    continue_token: str | None = None
+
+
 class KubeApi(Protocol):
     def get(self, obj: KubeObject) -> Mapping[str, Any] | None: ...
     def apply(self, obj: KubeObject) -> None: ...
@@ -69,6 +77,14 @@ class KubeApi(Protocol):
     def list_managed(self, stack: str, kinds: Collection[KubeKind]) -> list[KubeObject]:
         """Live objects of these kinds labelled with `stack`; raises when a listing fails (a kind
         the cluster does not serve at all has no objects)."""
+        ...
+
+    def list_kind(self, api_version: str, kind: str, *, namespace: str | None = None,
+                  label_selector: str | None = None, limit: int | None = None,
+                  continue_token: str | None = None) -> KubePage:
+        """One page (at most `limit` objects) of the live objects of a kind, in `namespace` or in
+        all namespaces, full bodies with apiVersion and kind; raises when the listing fails (a
+        kind the cluster does not serve at all has no objects)."""
         ...
 
 
@@ -227,3 +243,25 @@ class DynamicKubeApi:
                 found.append(KubeObject(api_version=api_version, kind=kind, name=meta.name,
                                         namespace=getattr(meta, "namespace", None), body={}))
         return found
+
+    def list_kind(self, api_version: str, kind: str, *, namespace: str | None = None,
+                  label_selector: str | None = None, limit: int | None = None,
+                  continue_token: str | None = None) -> KubePage:
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        try:
+            resource = self._resource(api_version, kind)
+        except ResourceNotFoundError:  # discovery: the cluster does not serve this kind
+            return KubePage(items=())
+        listed = resource.get(namespace=namespace, label_selector=label_selector, limit=limit,
+                              _continue=continue_token).to_dict()
+        # The items of a list carry no apiVersion and kind of their own (the list's kind says them).
+        items = tuple(_listed_object(api_version, kind, item) for item in listed.get("items") or ())
+        return KubePage(items=items, continue_token=(listed.get("metadata") or {}).get("continue") or None)
+
+
+def _listed_object(api_version: str, kind: str, item: Mapping[str, Any]) -> KubeObject:
+    body = {"apiVersion": api_version, "kind": kind, **item}
+    meta = body.get("metadata") or {}
+    return KubeObject(api_version=api_version, kind=kind, name=str(meta.get("name", "")),
+                      namespace=meta.get("namespace"), body=body)

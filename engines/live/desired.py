@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engines.kube import KubeObject, declared_objects
 from engines.terraform.translate import MAPPINGS, tf_name
 from stacks.graph import ResourceGraph
 
@@ -65,6 +66,22 @@ def desired_objects(graph: ResourceGraph) -> list[DesiredObject]:
                                    account=account, region=region, inputs=r.inputs,
                                    property_dependencies=dict(r.property_dependencies)))
     return found
+
+
+@dataclass(frozen=True)
+class DesiredKubeObject:
+    """A Kubernetes object of a stack: the labelled manifest the engine applies, on the cluster
+    whose `k8s-<cluster>` provider it goes through."""
+
+    stack: str
+    cluster: str
+    obj: KubeObject
+
+
+def desired_kube_objects(graph: ResourceGraph) -> list[DesiredKubeObject]:
+    """Every `kubernetes:*` resource of the graph, as the engine applies it."""
+    return [DesiredKubeObject(stack=graph.stack, cluster=cluster, obj=obj)
+            for cluster, objs in sorted(declared_objects(graph.resources, stack=graph.stack).items()) for obj in objs]
 
 
 def of_type(objects: Iterable[DesiredObject], *types: str) -> list[DesiredObject]:

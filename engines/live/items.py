@@ -69,6 +69,9 @@ class LiveScan:
     scanned_at: str  # ISO 8601, when the scan started
     stacks: tuple[str, ...]  # the stacks whose live objects were read (or tried)
     calls_by_service: Mapping[str, int] = field(default_factory=dict)
+    # What the scan did not read by design, not a failure: "Kubernetes objects of cluster trn-east:
+    # no kubeconfig configured". The scan is complete without them; a report says so.
+    not_read: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:

@@ -15,11 +15,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engines.live.desired import DesiredObject
+from engines.kube import KubeApi
+from engines.live.desired import DesiredKubeObject, DesiredObject
 from engines.live.items import DriftItem, LiveScan, ScanFailure
 from engines.outcomes import Failure, guarded
 from hypergov.model.tree import GovernanceTree
@@ -72,6 +73,9 @@ class ScanContext:
     specs: tuple[StackSpec, ...]
     desired: tuple[DesiredObject, ...]
     caller_account: str | None = None  # the account the ambient credentials act in (the management account)
+    kube: tuple[DesiredKubeObject, ...] = ()  # every stack's Kubernetes objects
+    # cluster -> its Kubernetes API, for the clusters with a kubeconfig (`kubernetes.kube_apis_of`)
+    kube_apis: Mapping[str, Callable[[], KubeApi]] = field(default_factory=dict)
 
     def account_of(self, obj: DesiredObject) -> str | None:
         return obj.account or self.caller_account
@@ -96,6 +100,19 @@ class Pruner:
 
     service: str
     delete: Callable[[Any, DriftItem, CallCounter], None]
+    # The client is the Kubernetes API of the item's cluster (`DriftItem.cluster`), not a boto3 client.
+    per_cluster: bool = False
+
+
+def pruning_client(pruner: Pruner, item: DriftItem, client_for: ServiceClientFor,
+                   kube_apis: Mapping[str, Callable[[], KubeApi]]) -> Any:
+    """The client `pruner.delete` gets for `item`: its cluster's Kubernetes API, or a client of the
+    pruner's service in the item's account and region."""
+    if not pruner.per_cluster:
+        return client_for(pruner.service, item.account, item.region)
+    if item.cluster is None or item.cluster not in kube_apis:
+        raise LookupError(f"no kubeconfig for cluster {item.cluster}: cannot delete {item.address}")
+    return kube_apis[item.cluster]()
 
 
 def run_units(units: Sequence[ScanUnit], client_for: ServiceClientFor, *, stacks: Sequence[str],

@@ -9,13 +9,14 @@ filters, because "declared nowhere" (unmanaged) can only be said against all of 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
-from engines.live import hyperpod_read
-from engines.live.desired import desired_objects
+from engines.kube import KubeApi
+from engines.live import hyperpod_read, kubernetes
+from engines.live.desired import desired_kube_objects, desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
 from engines.live.runner import DEFAULT_CONCURRENCY, Pruner, ScanContext, ScanUnit, ServiceClientFor, run_units
@@ -26,17 +27,27 @@ from stacks.spec import plan_stacks
 ServiceScan = Callable[[ScanContext], list[ScanUnit]]
 SERVICES: tuple[ServiceScan, ...] = (
     hyperpod_read.units,
+    kubernetes.units,
 )
 PRUNERS: dict[str, Pruner] = {  # DriftItem.type -> how an unmanaged one is deleted
     **hyperpod_read.PRUNERS,
+    **kubernetes.PRUNERS,
 }
+# What a scan leaves unread by design (LiveScan.not_read): not failures.
+NOT_READ: tuple[Callable[[ScanContext], list[str]], ...] = (
+    kubernetes.not_read,
+)
 
 
-def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account: str | None = None) -> ScanContext:
+def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account: str | None = None,
+                 kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None) -> ScanContext:
+    """`kube_apis`: the clusters whose Kubernetes objects are read (`kubernetes.kube_apis_of`)."""
     specs = tuple(plan_stacks(tree))
     graphs = stack_graphs(tree, specs, cache_dir)
     desired = tuple(o for spec in specs for o in desired_objects(graphs[spec.name]))
-    return ScanContext(tree=tree, specs=specs, desired=desired, caller_account=caller_account)
+    kube = tuple(o for spec in specs for o in desired_kube_objects(graphs[spec.name]))
+    return ScanContext(tree=tree, specs=specs, desired=desired, caller_account=caller_account, kube=kube,
+                       kube_apis=dict(kube_apis or {}))
 
 
 def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Collection[str] | None = None,
@@ -46,6 +57,7 @@ def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Colle
     chosen = frozenset(only) if only is not None else frozenset(s.name for s in context.specs)
     units = [u for service in services for u in service(context) if u.covers is None or u.covers & chosen]
     scan = run_units(units, client_for, stacks=sorted(chosen), concurrency=concurrency)
+    scan = replace(scan, not_read=tuple(note for unread in NOT_READ for note in unread(context)))
     if only is None:
         return scan
     # Every unit run could report on a chosen stack: its failure leaves the scan incomplete, whichever
@@ -54,14 +66,17 @@ def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Colle
 
 
 def scan_tree(settings: AwsSettings, tree: GovernanceTree, *, cache_dir: Path | None,
-              only: Collection[str] | None = None, concurrency: int = DEFAULT_CONCURRENCY) -> LiveScan:
+              only: Collection[str] | None = None, concurrency: int = DEFAULT_CONCURRENCY,
+              kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None) -> LiveScan:
     """The live scan of the org, with clients as the settings say (the embedded endpoint or AWS;
-    a role assumed in member accounts)."""
+    a role assumed in member accounts) and the clusters' Kubernetes APIs of `kube_apis`
+    (`kubernetes.kube_apis_of(settings.kubeconfigs)`)."""
     org = tree.org.model if tree.org else None
     clients = AwsClients(settings=settings, partition=org.partition if org else "aws")
     home = org.home_region if org else "us-east-1"
     clients.require_credentials()
-    context = scan_context(tree, cache_dir=cache_dir, caller_account=clients.caller_account(home))
+    context = scan_context(tree, cache_dir=cache_dir, caller_account=clients.caller_account(home),
+                           kube_apis=kube_apis)
     return scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
                                                                                 account=account),
                      only=only, concurrency=concurrency)

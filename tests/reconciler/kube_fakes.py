@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.hyperpod.executor import HyperPodExecutor
-from engines.kube import KubeApi, KubeKind, KubeObject
+from engines.kube import KubeApi, KubeKind, KubeObject, KubePage
 from engines.settings import load_settings
 from engines.terraform.engine import TerraformEngine
 from engines.terraform.runner import TerraformRunner
@@ -20,12 +20,17 @@ from hypergov.model.tree import GovernanceTree
 
 class FakeCluster:
     """Live objects by address; `apply` stores the body (labels and all), `delete` removes it.
-    Set `frozen` to make any read fail: apply must carry out the plan without deciding again."""
+    Set `frozen` to make any read fail: apply must carry out the plan without deciding again.
+    `list_kind` pages as the API server does (`limit`, an opaque continue token) and matches
+    equality label selectors (`k=v,k2=v2`); set `list_error` to make every listing raise it.
+    `listings` records each page read: (apiVersion, kind, namespace, label selector)."""
 
     def __init__(self) -> None:
         self.live: dict[str, KubeObject] = {}
         self.calls: list[str] = []
         self.frozen = False
+        self.list_error: Exception | None = None
+        self.listings: list[tuple[str, str, str | None, str | None]] = []
 
     def _read(self) -> None:
         if self.frozen:
@@ -50,6 +55,21 @@ class FakeCluster:
         return [KubeObject(o.api_version, o.kind, o.name, o.namespace, {}) for o in self.live.values()
                 if (o.api_version, o.kind) in kinds
                 and o.body.get("metadata", {}).get("labels", {}).get("hypergov.dev/stack") == stack]
+
+    def list_kind(self, api_version: str, kind: str, *, namespace: str | None = None,
+                  label_selector: str | None = None, limit: int | None = None,
+                  continue_token: str | None = None) -> KubePage:
+        self._read()
+        self.listings.append((api_version, kind, namespace, label_selector))
+        if self.list_error is not None:
+            raise self.list_error
+        wanted = dict(term.split("=", 1) for term in label_selector.split(",")) if label_selector else {}
+        matching = [o for address, o in sorted(self.live.items())
+                    if (o.api_version, o.kind) == (api_version, kind) and namespace in (None, o.namespace)
+                    and wanted.items() <= dict(o.body.get("metadata", {}).get("labels", {})).items()]
+        start = int(continue_token or 0)
+        end = len(matching) if limit is None else start + limit
+        return KubePage(items=tuple(matching[start:end]), continue_token=str(end) if end < len(matching) else None)
 
 
 QUIET_TERRAFORM = """#!/bin/sh
