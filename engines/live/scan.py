@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
-from engines.live import budgets, eks_read, hyperpod_read, organizations
+from engines.live import budgets, eks_read, hyperpod_read, organizations, sns
 from engines.live.desired import desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
@@ -29,6 +29,7 @@ SERVICES: tuple[ServiceScan, ...] = (
     eks_read.units,
     organizations.units,
     budgets.units,
+    sns.units,
 )
 PRUNERS: dict[str, Pruner] = {  # DriftItem.type -> how an unmanaged one is deleted
     **hyperpod_read.PRUNERS,
