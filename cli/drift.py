@@ -90,6 +90,7 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     hypergov role without its boundary or granting beyond it) items, with who changed them where the
     API says, and a fix for each.
     """
+    from engines.live.kubernetes import kube_apis_of
     from engines.live.scan import scan_tree
     from reconciler.drift_report import drift_exit, drift_json, drift_markdown, drift_text, filtered, scan_summary
 
@@ -106,7 +107,8 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
                err=True)
     with _state_lock(settings):
         scan = filtered(scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
-                                  only=names if chosen else None), clusters=clusters)
+                                  only=names if chosen else None, kube_apis=kube_apis_of(settings.kubeconfigs)),
+                        clusters=clusters)
         click.echo(scan_summary(scan), err=True)
         refreshed = cli_engine(settings, tree).refresh_many(names, progress=_refresh_progress) if deep else {}
     if as_json:
@@ -192,8 +194,9 @@ def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ..
 def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem], audit_repo: Path, *,
            yes: bool) -> bool:
     from engines.aws_clients import AwsClients
+    from engines.live.kubernetes import kube_apis_of
     from engines.live.scan import PRUNERS
-    from reconciler.drift_repair import commit_prune_audit, prune
+    from reconciler.drift_repair import Pruned, commit_prune_audit, prune
 
     click.echo(f"{len(items)} unmanaged object(s) to delete:", err=True)
     for item in items:
@@ -203,10 +206,14 @@ def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem
     org = compared.tree.org.model if compared.tree.org else None
     clients = AwsClients(settings=settings.aws, partition=org.partition if org else "aws")
     home = org.home_region if org else "us-east-1"
+
+    def done(p: Pruned) -> None:
+        click.echo(f"{'deleted' if p.error is None else 'FAILED'} {p.item.address}"
+                   f"{f': {p.error.message}' if p.error else ''}", err=True)
+
     pruned = prune(items, PRUNERS, lambda service, account, region: clients.client(service, region=region or home,
                                                                                     account=account),
-                   on_done=lambda p: click.echo(f"{'deleted' if p.error is None else 'FAILED'} {p.item.address}"
-                                                f"{f': {p.error.message}' if p.error else ''}", err=True))
+                   kube_apis=kube_apis_of(settings.kubeconfigs), on_done=done)
     try:
         sha = commit_prune_audit(audit_repo, pruned, source_commit=compared.commit)
     except Exception as exc:  # the objects are gone: say the record is not committed, loudly

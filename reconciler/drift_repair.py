@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engines.kube import KubeApi
 from engines.live.items import DriftItem
-from engines.live.runner import CallCounter, Pruner, ServiceClientFor
+from engines.live.runner import CallCounter, Pruner, ServiceClientFor, pruning_client
 from engines.outcomes import Failure, guarded
 from reconciler.audit import commit_records
 
@@ -57,6 +58,7 @@ class Pruned:
 
 
 def prune(items: Sequence[DriftItem], pruners: Mapping[str, Pruner], client_for: ServiceClientFor, *,
+          kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None,
           on_done: Callable[[Pruned], None] | None = None) -> list[Pruned]:
     """Delete exactly these unmanaged objects, one after the other (an object's pruner knows what
     must go first, e.g. a role's policies); a failure is recorded and the others still go."""
@@ -67,7 +69,7 @@ def prune(items: Sequence[DriftItem], pruners: Mapping[str, Pruner], client_for:
             raise ValueError(f"{item.address} is {item.kind}, not unmanaged: it is not pruned")
         pruner = pruners[item.type]
         def delete(i: DriftItem, p: Pruner = pruner) -> None:
-            p.delete(client_for(p.service, i.account, i.region), i, calls)
+            p.delete(pruning_client(p, i, client_for, kube_apis or {}), i, calls)
 
         outcome = guarded(delete, item)
         result = Pruned(item, outcome if isinstance(outcome, Failure) else None)

@@ -41,7 +41,7 @@ def drift_json(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome], *, c
     return {"commit": commit, "scanned_at": scan.scanned_at, "seconds": scan.seconds, "api_calls": scan.api_calls,
             "complete": complete, "items": [i.as_dict() for i in scan.items],
             "errors": [{"stack": f.stack, "scanning": f.what, "error": f.failure.as_dict()} for f in scan.failures],
-            "refreshed": entries}
+            "not_read": list(scan.not_read), "refreshed": entries}
 
 
 def _stacks_shown(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome]) -> list[str]:
@@ -92,9 +92,10 @@ def _shown(value: Any) -> str:
 def scan_summary(scan: LiveScan) -> str:
     """One stderr line: what the live scan read and what it cost."""
     by_service = ", ".join(f"{service} {n}" for service, n in scan.calls_by_service.items())
-    return (f"live scan: {len(scan.stacks)} stack(s), {len(scan.items)} item(s), {scan.api_calls} API call(s)"
+    line = (f"live scan: {len(scan.stacks)} stack(s), {len(scan.items)} item(s), {scan.api_calls} API call(s)"
             f"{f' ({by_service})' if by_service else ''} in {scan.seconds:.2f} s"
             f"{'' if scan.complete else ' (INCOMPLETE)'}")
+    return "\n".join([line, *(f"not read: {what}" for what in scan.not_read)])
 
 
 def drift_markdown(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome], *, commit: str | None,
@@ -121,7 +122,9 @@ def drift_markdown(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome], 
     errors += [f"- **{s}** (terraform refresh): {o.kind}: {_md(o.message)}" for s, o in refreshed.items()
                if isinstance(o, Failure)]
     if errors:
-        lines += ["### Not read", "", *errors, ""]
+        lines += ["### Could not be read", "", *errors, ""]
+    if scan.not_read:
+        lines += ["### Not read (by configuration)", "", *(f"- {_md(what)}" for what in scan.not_read), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

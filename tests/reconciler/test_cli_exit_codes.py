@@ -100,7 +100,8 @@ def test_missing_credentials_are_one_line_saying_how_to_provide_them(gov: Path, 
     env: dict[str, str | None] = {**_env(tmp_path), **NO_AWS_CREDENTIALS, "HYPERGOV_ENGINE": "terraform"}
     result = CliRunner().invoke(main, [command, "--config", str(gov / "config")], env=env)
     assert result.exit_code == 1, result.output
-    lines = [line for line in result.output.splitlines() if line.strip() and not line.startswith("state: ")]
+    lines = [line for line in result.output.splitlines()
+             if line.strip() and not line.startswith(("state: ", "compared with "))]  # progress notes
     assert len(lines) == 1, result.output  # the one line besides the progress note of which state is used
     assert "no AWS credentials were found" in lines[0] and "AWS_PROFILE" in lines[0]
     assert "AWS_ACCESS_KEY_ID" in lines[0] and "Traceback" not in result.output
