@@ -1,10 +1,11 @@
-"""`hypergov drift` finds what happened to live HyperPod task-governance objects: the example
-tree's org and gpu-west cluster stacks are applied with the real terraform against the embedded
-endpoint, then compute quotas and the scheduler config are changed, deleted and created out of
-band with boto3 (as a person in the console would), and the scan must report exactly those, as
-the right kind with the right attributes and who changed them, and nothing else. Expected values
-come from the config files and from the endpoint (STS names the out-of-band caller), never from
-hypergov's own output."""
+"""`hypergov drift` finds what happened to live state: the whole example tree is applied with the
+real terraform against the embedded endpoint, and the live scan of the org reports nothing; then
+objects are changed, deleted and created out of band with boto3 (as a person in the console
+would): HyperPod compute quotas and the scheduler config, EKS access entries, the SCP on the OU,
+a budget, IAM roles; the scan must report exactly those, as the right kind with the right
+attributes and who changed them, and nothing else; `--remediate` and `--prune-unmanaged` repair
+them with audit records. Expected values come from the config files, AWS's documentation and
+the endpoint (STS names the out-of-band caller), never from hypergov's own output."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ from tests.integration.conftest import CONFIG, PROD, REGION
 
 pytestmark = pytest.mark.integration
 GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
-STACKS = ["--stack", "org", "--stack", "cluster-gpu-west"]
+MANAGEMENT = "123456789012"  # the embedded Organization's management account (the caller's own)
+OU = "ou-ml01-platform1"  # config/org.yaml organizational_unit
 
 
 @pytest.fixture(scope="module")
 def env(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The example tree in a Git repository, its org and gpu-west stacks applied."""
+    """The example tree in a Git repository, every stack applied."""
     root = tmp_path_factory.mktemp("live-drift")
     shutil.copytree(CONFIG, root / "gov" / "config")
     repo = git.Repo.init(root / "gov", initial_branch="main")
@@ -38,7 +40,7 @@ def env(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) 
     environ = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
                "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "2",
                "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
-    applied = CliRunner().invoke(main, ["apply", "--yes", *STACKS], env=environ)
+    applied = CliRunner().invoke(main, ["apply", "--yes"], env=environ)
     assert applied.exit_code == 0, applied.output
     yield environ
 
@@ -66,13 +68,13 @@ def test_after_apply_the_scan_reports_nothing(env: dict[str, str]) -> None:
     assert result.exit_code == 0, result.output
     scanned = report(result)
     assert (scanned["items"], scanned["complete"], scanned["errors"]) == ([], True, [])
-    # One task-governance cluster (trn-east is plain EKS): its quotas in one page, its scheduler
-    # configs listed and the one described; never a call per quota.
-    assert scanned["api_calls"] == 3
     assert len(scanned["commit"]) == 40 and scanned["scanned_at"].endswith("+00:00")
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 0 and "cluster-gpu-west: in sync" in text.stdout, text.output
-    assert "live scan: 1 stack(s), 0 item(s), 3 API call(s) (sagemaker 3)" in text.stderr
+    # One task-governance cluster (trn-east is plain EKS): its quotas in one page, its scheduler
+    # configs listed and the one described; never a call per quota.
+    assert scanned["api_calls_by_service"]["sagemaker"] == 3
+    assert "not read: Kubernetes objects of cluster gpu-west: no kubeconfig configured" in text.stderr
 
 
 def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint: EmbeddedAwsProcess,
@@ -129,7 +131,7 @@ def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint:
     assert {"path": "ComputeQuotaTarget", "expected": None,
             "live": {"TeamName": "interns", "FairShareWeight": 5}} in stranger["attributes"]
     assert scanned["complete"] is True
-    assert scanned["api_calls"] == 5  # the 3 reads, and a Describe for who changed each drifted quota
+    assert scanned["api_calls_by_service"]["sagemaker"] == 5  # the 3 reads, a Describe per drifted quota (who)
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 2 and "cluster-gpu-west: DRIFTED" in text.stdout, text.output
     assert "ComputeQuotaTarget.FairShareWeight: 30 -> 35" in text.stdout
@@ -184,3 +186,51 @@ def test_a_throttled_list_makes_the_scan_incomplete(endpoint: EmbeddedAwsProcess
     assert GPU_WEST in error["scanning"]
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 0  # the fault is gone: the same scan is complete again
+
+
+def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repaired(
+        endpoint: EmbeddedAwsProcess, env: dict[str, str]) -> None:
+    eks = endpoint.client("eks", account=PROD, region=REGION)
+    orgs = endpoint.client("organizations", account=MANAGEMENT, region="us-east-1")
+    budgets = endpoint.client("budgets", account=PROD, region="us-east-1")
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    engineer = f"arn:aws:iam::{PROD}:role/hypergov/acme-nlp-engineer"  # components: <org>-<project>-<persona>
+    eks.delete_access_entry(clusterName="gpu-west-eks", principalArn=engineer)  # config/clusters/gpu-west.yaml
+    outsider = iam.create_role(RoleName="contractor", AssumeRolePolicyDocument=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                "Principal": {"AWS": f"arn:aws:iam::{PROD}:root"}}]}))["Role"]["Arn"]
+    eks.create_access_entry(clusterName="gpu-west-eks", principalArn=outsider,
+                            kubernetesGroups=["hyperpod-ns-nlp-namespace-level-group"])  # nlp's namespace group
+    (scp,) = [p for p in orgs.list_policies_for_target(TargetId=OU, Filter="SERVICE_CONTROL_POLICY")["Policies"]
+              if not p["AwsManaged"]]
+    orgs.detach_policy(PolicyId=scp["Id"], TargetId=OU)
+    budget = budgets.describe_budget(AccountId=PROD, BudgetName="acme-nlp-monthly")["Budget"]
+    budgets.update_budget(AccountId=PROD, NewBudget={**budget, "BudgetLimit": {"Amount": "999999", "Unit": "USD"}})
+
+    result = drift(env, "--json")
+    assert result.exit_code == 2, result.output
+    items = {(i["kind"], i["address"]): i for i in report(result)["items"]}
+    kinds = sorted((kind, item["stack"]) for (kind, _), item in items.items())
+    assert kinds == [("changed", "project-nlp"), ("missing", "org"), ("missing", "project-nlp"),
+                     ("missing", "project-nlp"), ("unmanaged", "project-nlp")], sorted(items)
+    assert ("missing", "aws_eks_access_entry.access-engineer_gpu-west") in items
+    assert ("missing", "aws_eks_access_policy_association.access-policy-engineer_gpu-west") in items
+    assert ("missing", "aws_organizations_policy_attachment.scp-attachment") in items
+    (limit,) = [i for (kind, _), i in items.items() if kind == "changed"]
+    assert (limit["address"], limit["attributes"]) == ("aws_budgets_budget.budget_ml-prod", [
+        {"path": "limitAmount", "expected": "171428.57", "live": "999999"}])  # 400000 * 3/7: ml-prod's share
+    (stranger,) = [i for (kind, _), i in items.items() if kind == "unmanaged"]
+    assert "contractor" in stranger["address"] and stranger["region"] == REGION
+    assert {"path": "kubernetesGroups", "expected": None, "live": ["hyperpod-ns-nlp-namespace-level-group"]} in \
+        stranger["attributes"], stranger
+
+    repo = git.Repo(env["HYPERGOV_CONFIG_DIR"], search_parent_directories=True)
+    before = repo.head.commit
+    repaired = drift(env, "--remediate", "--prune-unmanaged", "--yes")
+    assert repaired.exit_code == 0, repaired.output
+    records = audit_records(repo, before)
+    assert sorted((r.get("stack", "(prune)"), r["reason"]) for r in records) == [
+        ("(prune)", "prune unmanaged"), ("org", "drift repair"), ("project-nlp", "drift repair")]
+    assert drift(env).exit_code == 0
+    assert [e for e in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"] if e == outsider] == []
+    assert engineer in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"]

@@ -63,8 +63,8 @@ def test_json_has_the_documented_keys() -> None:
     change = ResourceChange(address="aws_iam_role.r", type="aws_iam_role", name="r", action=Action.UPDATE,
                             executor="terraform", attributes=(AttributeChange("max_session_duration", 3600, 7200),))
     data = drift_json(scan(ITEM), {ORG: Drift(stack=ORG, changes=(change,)), GPU: THROTTLED}, commit="abc")
-    assert list(data) == ["commit", "scanned_at", "seconds", "api_calls", "complete", "items", "errors", "not_read",
-                          "refreshed"]
+    assert list(data) == ["commit", "scanned_at", "seconds", "api_calls", "api_calls_by_service", "complete", "items",
+                          "errors", "not_read", "refreshed"]
     assert (data["commit"], data["api_calls"], data["complete"]) == ("abc", 3, False)
     assert data["items"] == [ITEM.as_dict()]
     assert data["refreshed"] == [
