@@ -72,14 +72,19 @@ def units(context: ScanContext) -> list[ScanUnit]:
     by_account: dict[str | None, list[DesiredObject]] = {str(a.id): [] for a in org.model.accounts}
     for obj in desired:
         by_account.setdefault(context.account_of(obj), []).append(obj)
-    return [account_unit(org, account, objs[0].region if objs else org.model.home_region, objs)
+    # Its items name the stacks that declare IAM objects, or those an unmanaged role is attributed to.
+    covers = frozenset({naming.org_stack(), *(o.stack for o in desired), *(s for s, _ in org.role_owners.values()),
+                        *(s for s, _ in org.policy_owners.values())})
+    return [account_unit(org, account, objs[0].region if objs else org.model.home_region, objs, covers)
             for account, objs in sorted(by_account.items(), key=lambda kv: kv[0] or "")]
 
 
-def account_unit(org: OrgIam, account: str | None, region: str, desired: Sequence[DesiredObject]) -> ScanUnit:
+def account_unit(org: OrgIam, account: str | None, region: str, desired: Sequence[DesiredObject],
+                 covers: frozenset[str] | None = None) -> ScanUnit:
     return ScanUnit(service="iam", account=account, region=region, stack=naming.org_stack(),
                     what=f"IAM of account {account or '(caller)'}",
-                    read=lambda client, calls: scan_account(client, calls, org, account, region, desired))
+                    read=lambda client, calls: scan_account(client, calls, org, account, region, desired),
+                    covers=covers)
 
 
 def _delete_role(client: Any, item: DriftItem, calls: CallCounter) -> None:

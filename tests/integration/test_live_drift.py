@@ -19,16 +19,18 @@ from click.testing import CliRunner, Result
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
+from engines.live.items import DriftItem
+from engines.live.runner import CallCounter
+from engines.live.scan import PRUNERS
 from tests.integration.conftest import CONFIG, PROD, REGION
 
 pytestmark = pytest.mark.integration
 GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
-STACKS = ["--stack", "org", "--stack", "cluster-gpu-west"]
 
 
 @pytest.fixture(scope="module")
 def env(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The example tree in a Git repository, its org and gpu-west stacks applied."""
+    """The example tree in a Git repository, every stack applied."""
     root = tmp_path_factory.mktemp("live-drift")
     shutil.copytree(CONFIG, root / "gov" / "config")
     repo = git.Repo.init(root / "gov", initial_branch="main")
@@ -38,7 +40,7 @@ def env(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) 
     environ = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
                "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "2",
                "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
-    applied = CliRunner().invoke(main, ["apply", "--yes", *STACKS], env=environ)
+    applied = CliRunner().invoke(main, ["apply", "--yes"], env=environ)
     assert applied.exit_code == 0, applied.output
     yield environ
 
@@ -67,8 +69,9 @@ def test_after_apply_the_scan_reports_nothing(env: dict[str, str]) -> None:
     scanned = report(result)
     assert (scanned["items"], scanned["complete"], scanned["errors"]) == ([], True, [])
     # One task-governance cluster (trn-east is plain EKS): its quotas in one page, its scheduler
-    # configs listed and the one described; never a call per quota.
-    assert scanned["api_calls"] == 3
+    # configs listed and the one described; never a call per quota. IAM: per account one
+    # GetAccountAuthorizationDetails page and one ListRoles page, never a call per role.
+    assert scanned["api_calls"] == 3 + 2 * 2
     assert len(scanned["commit"]) == 40 and scanned["scanned_at"].endswith("+00:00")
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 0 and "cluster-gpu-west: in sync" in text.stdout, text.output
@@ -129,7 +132,7 @@ def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint:
     assert {"path": "ComputeQuotaTarget", "expected": None,
             "live": {"TeamName": "interns", "FairShareWeight": 5}} in stranger["attributes"]
     assert scanned["complete"] is True
-    assert scanned["api_calls"] == 5  # the 3 reads, and a Describe for who changed each drifted quota
+    assert scanned["api_calls"] == 5 + 4  # the 3 reads, a Describe for who changed each drifted quota; IAM
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 2 and "cluster-gpu-west: DRIFTED" in text.stdout, text.output
     assert "ComputeQuotaTarget.FairShareWeight: 30 -> 35" in text.stdout
@@ -158,3 +161,34 @@ def test_a_throttled_list_makes_the_scan_incomplete(endpoint: EmbeddedAwsProcess
     assert GPU_WEST in error["scanning"]
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 0  # the fault is gone: the same scan is complete again
+
+
+def test_iam_boundary_removed_and_hand_made_role_are_found_and_repaired(endpoint: EmbeddedAwsProcess,
+                                                                        env: dict[str, str]) -> None:
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    boundary = f"arn:aws:iam::{PROD}:policy/acme-hypergov-permissions-boundary"  # naming: <org>-hypergov-...
+    iam.delete_role_permissions_boundary(RoleName="acme-nlp-lead")  # config/projects/nlp.yaml: ravi leads
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                     "Principal": {"AWS": f"arn:aws:iam::{PROD}:root"}}]}
+    iam.create_role(RoleName="console-made", Path="/hypergov/", AssumeRolePolicyDocument=json.dumps(trust),
+                    PermissionsBoundary=boundary)
+    result = drift(env, "--json")
+    assert result.exit_code == 2, result.output
+    items = {(i["kind"], i["address"]): i for i in report(result)["items"]}
+    assert sorted(items) == [("unbounded", "aws_iam_role.role-lead_ml-prod"),
+                             ("unmanaged", "aws_iam_role.console-made")]  # nothing else
+    unbounded = items[("unbounded", "aws_iam_role.role-lead_ml-prod")]
+    assert (unbounded["stack"], unbounded["account"], unbounded["attributes"], unbounded["fix"]) == (
+        "project-nlp", PROD, [{"path": "permissionsBoundary", "expected": boundary, "live": None}],
+        "hypergov apply --stack project-nlp re-attaches the boundary")
+    assert items[("unmanaged", "aws_iam_role.console-made")]["stack"] == "org"
+
+    restored = CliRunner().invoke(main, ["apply", "--yes", "--stack", "project-nlp"], env=env)
+    assert restored.exit_code == 0, restored.output
+    assert iam.get_role(RoleName="acme-nlp-lead")["Role"]["PermissionsBoundary"]["PermissionsBoundaryArn"] == boundary
+    (left,) = report(drift(env, "--json"))["items"]
+    assert (left["kind"], left["address"]) == ("unmanaged", "aws_iam_role.console-made")
+    item = DriftItem(kind="unmanaged", stack=left["stack"], address=left["address"], type=left["type"],
+                     account=left["account"], region=left["region"], fix=left["fix"], ref={"RoleName": "console-made"})
+    PRUNERS[item.type].delete(iam, item, CallCounter())
+    assert drift(env).exit_code == 0
