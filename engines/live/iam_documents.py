@@ -50,6 +50,8 @@ def _statement(statement: Any) -> Any:
 
 def _as_set(value: Any) -> list[Any]:
     values = value if isinstance(value, list) else [value]
+    if all(isinstance(v, str) for v in values):  # nearly always: actions, ARNs, condition values
+        return sorted(set(values))
     return sorted({json.dumps(v, sort_keys=True): v for v in values}.values(), key=lambda v: json.dumps(v))
 
 
