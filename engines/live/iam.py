@@ -5,7 +5,7 @@ live ones are what GetAccountAuthorizationDetails returned for one account (ever
 trust policy, boundary, tags, inline policies and attached policies, every customer managed
 policy with its versions' documents) and, for the two role attributes that call does not carry
 (description, maximum session duration), ListRoles. Only what a desired object sets is compared;
-policy documents are compared as canonical JSON (`canonical`), tags as maps.
+policy documents are compared as canonical JSON (`engines.live.iam_documents`), tags as maps.
 
 Kinds:
 - `changed` / `missing`: declared roles, inline role policies, customer managed policies and
