@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engines.aws_clients import AwsClients
 from engines.kube import KubeApi
-from engines.live import budgets, eks_read, hyperpod_read, kubernetes, organizations, sns
+from engines.live import budgets, eks_read, hyperpod_read, iam_read, kubernetes, organizations, sns
 from engines.live.desired import desired_kube_objects, desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
@@ -27,6 +27,7 @@ from stacks.spec import plan_stacks
 ServiceScan = Callable[[ScanContext], list[ScanUnit]]
 SERVICES: tuple[ServiceScan, ...] = (
     hyperpod_read.units,
+    iam_read.units,
     eks_read.units,
     organizations.units,
     budgets.units,
@@ -39,6 +40,7 @@ PRUNERS: dict[str, Pruner] = {  # DriftItem.type -> how an unmanaged one is dele
     **organizations.PRUNERS,
     **budgets.PRUNERS,
     **kubernetes.PRUNERS,
+    **iam_read.PRUNERS,
 }
 # What a scan leaves unread by design (LiveScan.not_read): not failures.
 NOT_READ: tuple[Callable[[ScanContext], list[str]], ...] = (

@@ -68,6 +68,9 @@ def test_after_apply_the_scan_reports_nothing(env: dict[str, str]) -> None:
     assert result.exit_code == 0, result.output
     scanned = report(result)
     assert (scanned["items"], scanned["complete"], scanned["errors"]) == ([], True, [])
+    # IAM: per account (config/org.yaml has two) one GetAccountAuthorizationDetails page and one
+    # ListRoles page, never a call per role.
+    assert scanned["api_calls_by_service"]["iam"] == 2 * 2
     assert len(scanned["commit"]) == 40 and scanned["scanned_at"].endswith("+00:00")
     text = drift(env, "--stack", "cluster-gpu-west")
     assert text.exit_code == 0 and "cluster-gpu-west: in sync" in text.stdout, text.output
@@ -234,3 +237,35 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
     assert drift(env).exit_code == 0
     assert [e for e in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"] if e == outsider] == []
     assert engineer in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"]
+
+
+def test_iam_boundary_removed_and_hand_made_role_are_found_and_repaired(endpoint: EmbeddedAwsProcess,
+                                                                        env: dict[str, str]) -> None:
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    boundary = f"arn:aws:iam::{PROD}:policy/acme-hypergov-permissions-boundary"  # naming: <org>-hypergov-...
+    iam.delete_role_permissions_boundary(RoleName="acme-nlp-lead")  # config/projects/nlp.yaml: ravi leads
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                     "Principal": {"AWS": f"arn:aws:iam::{PROD}:root"}}]}
+    iam.create_role(RoleName="console-made", Path="/hypergov/", AssumeRolePolicyDocument=json.dumps(trust),
+                    PermissionsBoundary=boundary)
+    result = drift(env, "--json")
+    assert result.exit_code == 2, result.output
+    items = {(i["kind"], i["address"]): i for i in report(result)["items"]}
+    assert sorted(items) == [("unbounded", "aws_iam_role.role-lead_ml-prod"),
+                             ("unmanaged", "aws_iam_role.console-made")]  # nothing else
+    unbounded = items[("unbounded", "aws_iam_role.role-lead_ml-prod")]
+    assert (unbounded["stack"], unbounded["account"], unbounded["attributes"], unbounded["fix"]) == (
+        "project-nlp", PROD, [{"path": "permissionsBoundary", "expected": boundary, "live": None}],
+        "hypergov apply --stack project-nlp re-attaches the boundary")
+    assert items[("unmanaged", "aws_iam_role.console-made")]["stack"] == "org"
+
+    restored = drift(env, "--remediate", "--yes")
+    assert restored.exit_code == 2, restored.output  # the boundary is back; the hand-made role is left
+    assert iam.get_role(RoleName="acme-nlp-lead")["Role"]["PermissionsBoundary"]["PermissionsBoundaryArn"] == boundary
+    (left,) = report(drift(env, "--json"))["items"]
+    assert (left["kind"], left["address"]) == ("unmanaged", "aws_iam_role.console-made")
+    pruned = drift(env, "--prune-unmanaged", "--yes")
+    assert pruned.exit_code == 0, pruned.output
+    roles = {r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"]}
+    assert "console-made" not in roles and "acme-nlp-lead" in roles
+    assert drift(env).exit_code == 0
