@@ -49,6 +49,7 @@ from hypergov.validate import validate_files
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
 GOAL_SCAN_S = 60.0
 GOAL_SPEEDUP = 50.0
+REFRESH_REPEAT = 2
 SCAN_CONFIG = Config(max_pool_connections=32, retries={"mode": "standard", "total_max_attempts": 3})
 
 
@@ -74,7 +75,8 @@ def scanned_services(context: ScanContext) -> frozenset[str]:
     return frozenset(u.service for service in SERVICES for u in service(context))
 
 
-def measured_scan(context: ScanContext, endpoint: EmbeddedAwsProcess, concurrency: int) -> tuple[LiveScan, dict[str, Any]]:
+def measured_scan(context: ScanContext, endpoint: EmbeddedAwsProcess,
+                  concurrency: int) -> tuple[LiveScan, dict[str, Any]]:
     """One scan of the whole org, with where its time went."""
     probe = ScanProbe()
     client_for = probe.wrap(lambda service, account, region: endpoint.client(
@@ -93,12 +95,12 @@ def refresh_baseline(tree: GovernanceTree, config: Path, context: ScanContext, s
     """Apply `sample` project stacks through the terraform engine on a fresh endpoint, then time
     their refresh-only plans; extrapolated to every stack with terraform state."""
     from engines.factory import terraform_engine
-    from engines.plan import Failure, Plan
+    from engines.plan import Failure, Plan, StackName
     from engines.settings import load_settings
 
     with_state = sorted({o.stack for o in context.desired})  # stacks whose objects terraform holds
     projects = [s for s in with_state if s.startswith("project-")]
-    chosen = [projects[i * len(projects) // sample] for i in range(sample)]
+    chosen = [StackName(projects[i * len(projects) // sample]) for i in range(sample)]
     os.environ.update(CREDENTIALS)
     with EmbeddedAwsProcess(seed_config=config) as endpoint:
         settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={
@@ -113,14 +115,17 @@ def refresh_baseline(tree: GovernanceTree, config: Path, context: ScanContext, s
         apply_s = time.perf_counter() - start
         if failed:
             return {"stacks": chosen, "error": failed}
-        start = time.perf_counter()
-        refreshed = engine.refresh_many(chosen)
-        refresh_s = time.perf_counter() - start
+        walls = []
+        for _ in range(REFRESH_REPEAT):  # the best of a few: the least disturbed by other load
+            start = time.perf_counter()
+            refreshed = engine.refresh_many(chosen)
+            walls.append(round(time.perf_counter() - start, 2))
+        refresh_s = min(walls)
     parallelism = settings.terraform.parallelism
     drifted = sorted(s for s, o in refreshed.items() if isinstance(o, Failure) or o.drifted)
     rounds = math.ceil(sample / parallelism)
     return {"stacks": chosen, "parallelism": parallelism, "apply_s": round(apply_s, 2),
-            "refresh_s": round(refresh_s, 2), "refresh_per_round_s": round(refresh_s / rounds, 2),
+            "refresh_s": refresh_s, "refresh_walls_s": walls, "refresh_per_round_s": round(refresh_s / rounds, 2),
             "drifted_or_failed": drifted, "stacks_with_state": len(with_state),
             "extrapolated_s": round(math.ceil(len(with_state) / parallelism) * refresh_s / rounds, 1)}
 
@@ -201,18 +206,19 @@ def report(r: dict[str, Any]) -> None:
     for failure in r["clean_scan"]["failures"]:
         print(f"  scan failure: {failure}")
     refresh = r.get("refresh")
+    scan_s = max(r["clean_scan"]["seconds"], r["scan"]["seconds"])  # the first also loads the SDK, as a CLI run does
     if refresh and "error" not in refresh:
-        ratio = refresh["extrapolated_s"] / r["scan"]["seconds"]
+        ratio = refresh["extrapolated_s"] / scan_s
         r["speedup"] = round(ratio, 1)
         print_table(f"per-stack terraform refresh (sample of {len(refresh['stacks'])} applied project stacks, "
                     f"parallelism {refresh['parallelism']})", ["measure", "value"],
                     [["refresh of the sample s", refresh["refresh_s"]],
                      ["per round of parallel stacks s", refresh["refresh_per_round_s"]],
                      [f"extrapolated to {refresh['stacks_with_state']} stacks s", refresh["extrapolated_s"]],
-                     ["live scan s", r["scan"]["seconds"]], ["speed-up", f"{ratio:.0f}x"]])
+                     ["live scan s (the slower of the two)", scan_s], ["speed-up", f"{ratio:.0f}x"]])
     elif refresh:
         print(f"\nbaseline failed: {refresh['error']}")
-    met = r["scan"]["seconds"] < GOAL_SCAN_S and r.get("speedup", 0) >= GOAL_SPEEDUP and r["drifts_ok"]
+    met = scan_s < GOAL_SCAN_S and r.get("speedup", 0) >= GOAL_SPEEDUP and r["drifts_ok"]
     r["goal_met"] = met
     print(f"\ngoal (scan < {GOAL_SCAN_S:.0f} s, >= {GOAL_SPEEDUP:.0f}x the refresh, every drift found, nothing "
           f"else): {'met' if met else 'NOT met'}")

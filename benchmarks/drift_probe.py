@@ -8,6 +8,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 ClientFor = Callable[[str, str | None, str], Any]
@@ -15,7 +16,7 @@ ClientFor = Callable[[str, str | None, str], Any]
 
 def cpu_seconds_of(pid: int) -> float:
     """User + system CPU seconds of process `pid` (Linux /proc), its threads included."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115, PTH123
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
