@@ -1,5 +1,6 @@
 """moto's Budgets service completed with what the Terraform provider calls on every read and
-update of ``aws_budgets_budget``: tags (ListTagsForResource, TagResource, UntagResource, and
+update of ``aws_budgets_budget`` and what the live scan reads (DescribeBudgets paged,
+DescribeBudgetNotificationsForAccount): tags (ListTagsForResource, TagResource, UntagResource, and
 CreateBudget's ResourceTags), UpdateBudget, and the subscriber and notification operations.
 
 Without ListTagsForResource the provider retries the unknown operation for minutes and then
@@ -29,7 +30,8 @@ from embedded_aws.extension import ModelValidatedResponse, page
 
 BUDGET_ARN = re.compile(r"arn:aws[a-z-]*:budgets::(?P<account>\d{12}):budget/(?P<name>.+)")
 EXTENDED = frozenset({
-    "CreateBudget", "UpdateBudget", "DeleteBudget", "ListTagsForResource", "TagResource", "UntagResource",
+    "CreateBudget", "UpdateBudget", "DeleteBudget", "DescribeBudgets",
+    "DescribeBudgetNotificationsForAccount", "ListTagsForResource", "TagResource", "UntagResource",
     "DescribeNotificationsForBudget", "DescribeSubscribersForNotification", "CreateSubscriber", "DeleteSubscriber",
     "UpdateSubscriber", "UpdateNotification",
 })
@@ -75,6 +77,21 @@ class ExtendedBudgetsResponse(ModelValidatedResponse, BudgetsResponse):
         result = super().delete_budget()
         self.tags.pop(self._arn(self.param("AccountId"), self.param("BudgetName")), None)
         return result
+
+    def describe_budgets(self) -> ActionResult:  # type: ignore[override]  # moto: str, one page, "nextToken"
+        """Paged as the API documents (MaxResults, default 100; NextToken); moto returns every
+        budget at once under a key the model does not have."""
+        backend: BudgetsBackend = self.backend
+        chunk, token = self._page(list(backend.describe_budgets(account_id=self.param("AccountId"))))
+        return self.shaped({"Budgets": chunk, "NextToken": token})
+
+    def describe_budget_notifications_for_account(self) -> ActionResult:
+        """Every budget of the account that has notifications, with them, paged (moto lacks it)."""
+        backend: BudgetsBackend = self.backend
+        listed = [{"BudgetName": name, "Notifications": [n.details for n in budget.notifications]}
+                  for name, budget in sorted(backend.budgets[self.param("AccountId")].items()) if budget.notifications]
+        chunk, token = self._page(listed)
+        return self.shaped({"BudgetNotificationsForAccount": chunk, "NextToken": token})
 
     # Tags ------------------------------------------------------------------------------------
     def list_tags_for_resource(self) -> ActionResult:

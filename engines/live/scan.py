@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
-from engines.live import hyperpod_read
+from engines.live import budgets, eks_read, hyperpod_read, iam_read, organizations, sns
 from engines.live.desired import desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
@@ -26,9 +26,18 @@ from stacks.spec import plan_stacks
 ServiceScan = Callable[[ScanContext], list[ScanUnit]]
 SERVICES: tuple[ServiceScan, ...] = (
     hyperpod_read.units,
+    iam_read.units,
+    eks_read.units,
+    organizations.units,
+    budgets.units,
+    sns.units,
 )
 PRUNERS: dict[str, Pruner] = {  # DriftItem.type -> how an unmanaged one is deleted
     **hyperpod_read.PRUNERS,
+    **eks_read.PRUNERS,
+    **organizations.PRUNERS,
+    **budgets.PRUNERS,
+    **iam_read.PRUNERS,
 }
 
 
