@@ -23,8 +23,10 @@ _ACCOUNTS = (("ml-prod", "111122223333"), ("ml-research", "444455556666"), ("ml-
 _REGIONS = ("us-west-2", "us-east-1")
 
 
-def generate_org(*, projects: int, clusters: int, seed: int) -> dict[str, bytes]:
-    """A valid config tree with `projects` teams spread over `clusters` HyperPod clusters."""
+def generate_org(*, projects: int, clusters: int, seed: int, plain_eks_every: int | None = 4) -> dict[str, bytes]:
+    """A valid config tree with `projects` teams spread over `clusters` HyperPod clusters; every
+    `plain_eks_every`-th cluster runs in plain-EKS (Kueue) mode, the others with HyperPod task
+    governance (None: all of them)."""
     if projects < 1 or clusters < 1:
         raise ValueError("a synthetic org needs at least one project and one cluster")
     rng = random.Random(seed)
@@ -38,7 +40,8 @@ def generate_org(*, projects: int, clusters: int, seed: int) -> dict[str, bytes]
             for itype, count in quota["instances"].items():
                 demand[cluster][itype] += count
     for i, cluster in enumerate(cluster_names):
-        files[f"clusters/{cluster}.yaml"] = _dump(_cluster(cluster, index=i, demand=demand[cluster]))
+        files[f"clusters/{cluster}.yaml"] = _dump(_cluster(cluster, index=i, demand=demand[cluster],
+                                                           plain_eks_every=plain_eks_every))
     for i, team in enumerate(teams):
         files[f"projects/{team}.yaml"] = _dump(_project(rng, team=team, index=i, quotas=quotas[team]))
         for name, workload in _workloads(rng, quotas=quotas[team]).items():
@@ -119,10 +122,10 @@ def _draw_quotas(rng: random.Random, *, team_index: int, cluster_names: list[str
     return result
 
 
-def _cluster(name: str, *, index: int, demand: dict[str, int]) -> dict[str, Any]:
+def _cluster(name: str, *, index: int, demand: dict[str, int], plain_eks_every: int | None) -> dict[str, Any]:
     account, account_id = _ACCOUNTS[index % len(_ACCOUNTS)]
     region = _REGIONS[index % len(_REGIONS)]
-    task_governance = index % 4 != 3  # every fourth cluster runs in plain-EKS (Kueue) mode
+    task_governance = plain_eks_every is None or index % plain_eks_every != plain_eks_every - 1
     hyperpod: dict[str, str] = {"cluster_name": f"synth-{name}"}
     if task_governance:  # compute quotas are bound to the ARN, whose last part SageMaker generates
         hyperpod["arn"] = f"arn:aws:sagemaker:{region}:{account_id}:cluster/synth{index:07d}"
