@@ -39,7 +39,8 @@ def drift_json(scan: LiveScan, refreshed: Mapping[StackName, DriftOutcome], *, c
                 for c in outcome.changes]})
     complete = scan.complete and not any(isinstance(o, Failure) for o in refreshed.values())
     return {"commit": commit, "scanned_at": scan.scanned_at, "seconds": scan.seconds, "api_calls": scan.api_calls,
-            "api_calls_by_service": dict(scan.calls_by_service), "complete": complete, "items": [i.as_dict() for i in scan.items],
+            "api_calls_by_service": dict(scan.calls_by_service), "complete": complete,
+            "items": [i.as_dict() for i in scan.items],
             "errors": [{"stack": f.stack, "scanning": f.what, "error": f.failure.as_dict()} for f in scan.failures],
             "not_read": list(scan.not_read), "refreshed": entries}
 
