@@ -1,4 +1,4 @@
-"""JSON policy documents (SCPs, tag policies, SNS topic policies) compared in one spelling: the
+"""JSON policy documents (IAM policies, SCPs, tag policies, SNS topic policies) compared in one spelling: the
 services return what they were given, or re-serialise it, while terraform, the console and people
 write the same policy with other key orders, whitespace, a string for a one-element list, or
 lists in another order. Pure.
@@ -58,6 +58,8 @@ def _statement(statement: Any) -> Any:
 
 def _as_set(value: Any) -> list[Any]:
     values = value if isinstance(value, list) else [value]
+    if all(isinstance(v, str) for v in values):  # nearly always: actions, ARNs, condition values
+        return sorted(set(values))
     return sorted({json.dumps(v, sort_keys=True): v for v in values}.values(), key=lambda v: json.dumps(v))
 
 

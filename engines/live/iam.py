@@ -37,7 +37,8 @@ from typing import Any
 
 from components import arns
 from engines.live.desired import DesiredObject, address_of
-from engines.live.iam_documents import NOT_READ, BoundaryCheck, same_document
+from engines.live.documents import same_document
+from engines.live.iam_documents import NOT_READ, BoundaryCheck
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute
 from hypergov import naming
 from hypergov.model.common import PERSONAS

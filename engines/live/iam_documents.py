@@ -1,8 +1,6 @@
-"""Policy documents as the live IAM scan weighs them: compared in one canonical spelling (IAM
-returns what it was given, but terraform, the console and people write the same policy with other
-key orders, whitespace, a string for a one-element list, lists in another order), and checked
-against org.yaml's permission boundary with the validation rules' containment
-(`hypergov.rules.iam_patterns`, as `hypergov.rules.permissions` uses it). Pure.
+"""Policy documents as the live IAM scan weighs them: compared in the one canonical spelling of
+`engines.live.documents`, and checked against org.yaml's permission boundary with the validation
+rules' containment (`hypergov.rules.iam_patterns`, as `hypergov.rules.permissions` uses it). Pure.
 """
 
 from __future__ import annotations
@@ -12,53 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hypergov.rules.iam_patterns import SearchBudget, decide_containment, decide_overlap
-
-# Policy members whose value may be one string or a list of them, in any order (IAM reads them alike).
-_SET_VALUED = frozenset({"Action", "NotAction", "Resource", "NotResource"})
-
-
-def canonical(document: Any) -> Any:
-    """A policy document in one spelling: keys sorted (by json.dumps), Action/Resource/Principal and
-    Condition values as sorted lists, statements as a sorted list, Principal "*" as {"AWS": ["*"]}."""
-    if not isinstance(document, Mapping):
-        return document
-    out = {k: v for k, v in document.items()}
-    statements = out.get("Statement")
-    if statements is not None:
-        listed = statements if isinstance(statements, list) else [statements]
-        out["Statement"] = sorted((_statement(s) for s in listed), key=lambda s: json.dumps(s, sort_keys=True))
-    return out
-
-
-def _statement(statement: Any) -> Any:
-    if not isinstance(statement, Mapping):
-        return statement
-    out: dict[str, Any] = {}
-    for key, value in statement.items():
-        if key in _SET_VALUED:
-            out[key] = _as_set(value)
-        elif key in ("Principal", "NotPrincipal"):
-            value = {"AWS": value} if value == "*" else value
-            out[key] = {k: _as_set(v) for k, v in value.items()} if isinstance(value, Mapping) else value
-        elif key == "Condition" and isinstance(value, Mapping):
-            out[key] = {op: {k: _as_set(v) for k, v in kv.items()} if isinstance(kv, Mapping) else kv
-                        for op, kv in value.items()}
-        else:
-            out[key] = value
-    return out
-
-
-def _as_set(value: Any) -> list[Any]:
-    values = value if isinstance(value, list) else [value]
-    if all(isinstance(v, str) for v in values):  # nearly always: actions, ARNs, condition values
-        return sorted(set(values))
-    return sorted({json.dumps(v, sort_keys=True): v for v in values}.values(), key=lambda v: json.dumps(v))
-
-
-def same_document(a: Any, b: Any) -> bool:
-    return json.dumps(canonical(a), sort_keys=True) == json.dumps(canonical(b), sort_keys=True)
-
-
 
 # What one account's boundary checks may spend together: the example tree's ~20 distinct patterns
 # need a few hundred steps (each verdict is kept); past this, what is left undecided is outside.

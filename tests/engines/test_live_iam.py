@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from engines.live.desired import DesiredObject, address_of
+from engines.live.documents import canonical, same_document
 from engines.live.iam import ATTACHMENT, POLICY, ROLE, ROLE_POLICY, AccountIam, OrgIam, compare
-from engines.live.iam_documents import NOT_READ, BoundaryCheck, canonical, same_document
+from engines.live.iam_documents import NOT_READ, BoundaryCheck
 from hypergov.validate import load_valid_tree
 from stacks.spec import plan_stacks
 
