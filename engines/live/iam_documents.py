@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engines.live.documents import canonical
 from hypergov.rules.iam_patterns import SearchBudget, decide_containment, decide_overlap
 
 # What one account's boundary checks may spend together: the example tree's ~20 distinct patterns
