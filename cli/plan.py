@@ -22,10 +22,10 @@ import click
 
 from cli.options import config_option
 from engines.outcomes import Failure, HypergovError, classify
-from engines.plan import Plan, StackName, failure_lines, split_outcomes
+from engines.plan import Plan, ResourceChange, StackName, failure_lines, split_outcomes
 from engines.settings import Settings, SettingsError, load_settings
 from engines.terraform.runner import TerraformError
-from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
+from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, config_tree_id, locate_tree
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate
 
 EXIT_CHANGES = 2
 EXIT_BUSY = 75
+TERRAFORM_MAX_STACKS = 10  # a merge request affecting more: terraform's changes from the live scan
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -171,9 +172,14 @@ PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage in
               help="Job trace for the capacity impact (default: the bundled sample trace).")
 @click.option("--private-state", is_flag=True, help="Plan on a private copy of the state directory (read-only "
               "against live state), so a merge request's plan neither waits for nor touches a running apply.")
+@click.option("--terraform-max-stacks", type=click.IntRange(min=0), default=TERRAFORM_MAX_STACKS, show_default=True,
+              help="With --base: when more stacks are affected, terraform's changes come from one live scan of "
+              "the org instead of a terraform plan per stack (the comment says so; the reconciler compares its "
+              "terraform plan with them before applying).")
 @cli_errors
 def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
-             markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool) -> None:
+             markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool,
+             terraform_max_stacks: int) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
 
     Every stack is reported: a stack that could not be planned is an ERROR line saying whether
@@ -182,12 +188,14 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     never overwrites the saved plan of an apply or reconciler pass running beside it.
     """
     settings = load_cli_settings(settings_file, config_dir)
+    shared_state = Path(settings.state_dir).resolve()
     leading: list[str] = []
     extra: list[str] = []
     with _plan_state(settings, private=private_state, quiet=as_json) as settings:
         if base_ref:
-            plans, failures, leading, extra = _merge_request_plan(settings, base_ref, trace_path, quiet=as_json,
-                                                                  markdown_file=markdown_file)
+            plans, failures, leading, extra = _merge_request_plan(
+                settings, base_ref, trace_path, quiet=as_json, markdown_file=markdown_file,
+                terraform_max_stacks=terraform_max_stacks, reviewed_in=shared_state)
         else:
             plans, failures, _ = plan_all(settings, stack_names, quiet=as_json)
     if as_json:
@@ -203,8 +211,9 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
 
 
 def _merge_request_plan(
-        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool,
-        markdown_file: Path | None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
+        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool, markdown_file: Path | None,
+        terraform_max_stacks: int = TERRAFORM_MAX_STACKS,
+        reviewed_in: Path | None = None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
     """Plans, failures, the comment's sections above the resource tables and those below. An
     invalid head still gets its comment (the problems, file:line) before the error is raised."""
     from capacity.render import render_markdown as capacity_markdown
@@ -241,9 +250,18 @@ def _merge_request_plan(
     if not quiet:
         click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
                    f"{mr.affected.unchanged} unchanged", err=True)
-    plans, failures = split_outcomes(engine.plan_many(list(mr.affected.to_plan), destroy=mr.affected.removed,
-                                                      progress=_plan_progress(quiet)))
-    leading = leading_sections(base_report.tree, head_report)
+    from engines.terraform.engine import TerraformEngine
+
+    to_plan = list(mr.affected.to_plan)
+    scanned, scan_note = _scanned_changes(settings, engine, base_report.tree, head, to_plan,
+                                          limit=terraform_max_stacks, quiet=quiet)
+    outcomes = (engine.plan_many(to_plan, destroy=mr.affected.removed, progress=_plan_progress(quiet), scanned=scanned)
+                if scanned is not None and isinstance(engine, TerraformEngine) else
+                engine.plan_many(to_plan, destroy=mr.affected.removed, progress=_plan_progress(quiet)))
+    plans, failures = split_outcomes(outcomes)
+    if reviewed_in is not None and not failures:
+        _keep_reviewed(reviewed_in, settings, plans, scanned or {}, base_ref=base_ref, quiet=quiet)
+    leading = [*leading_sections(base_report.tree, head_report), *([scan_note] if scan_note else [])]
     extra = [approvals_markdown(approvals)]
     if not quiet:
         click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
@@ -255,6 +273,52 @@ def _merge_request_plan(
             click.echo(f"capacity impact simulated on {diff.jobs} jobs: "
                        f"{len(diff.regressions)} team regression(s)", err=True)
     return plans, failures, leading, extra
+
+
+def _scanned_changes(settings: Settings, engine: Engine, base: GovernanceTree, head: GovernanceTree,
+                     stacks: list[StackName], *, limit: int,
+                     quiet: bool) -> tuple[dict[str, tuple[ResourceChange, ...]] | None, str | None]:
+    """Terraform's changes from the live scan when more than `limit` stacks are affected (the
+    terraform engine only), and the comment's note saying so; (None, None) otherwise."""
+    from engines.live.scan import scanned_terraform_changes
+    from engines.terraform.engine import TerraformEngine
+
+    if len(stacks) <= limit or not isinstance(engine, TerraformEngine):
+        return None, None
+    changes, scan = scanned_terraform_changes(settings.aws, base, head, stacks,
+                                              cache_dir=Path(settings.state_dir) / "graphs")
+    if not scan.complete:
+        failure = scan.failures[0]
+        raise click.ClickException(f"the live scan for the plan is incomplete ({failure.what}: {failure.failure.kind}: "
+                                   f"{failure.failure.message}); plan again, or with --terraform-max-stacks "
+                                   f"{len(stacks)} to run terraform for every stack")
+    if not quiet:
+        click.echo(f"{len(stacks)} stacks affected (more than --terraform-max-stacks {limit}): terraform's changes "
+                   f"from one live scan, {scan.api_calls} API calls in {scan.seconds:.1f} s", err=True)
+    note = (f"> **Resource changes from the live scan.** {len(stacks)} stacks are affected, more than "
+            f"`--terraform-max-stacks` ({limit}): terraform's changes were decided from one scan of live state "
+            f"({scan.api_calls} API calls in {scan.seconds:.1f} s) against this tree, not by `terraform plan` per "
+            "stack. Before applying, the reconciler plans each stack with terraform and refuses any whose plan "
+            "differs from what is shown here.")
+    return changes, note
+
+
+def _keep_reviewed(state_dir: Path, settings: Settings, plans: Sequence[Plan],
+                   scanned: dict[str, tuple[ResourceChange, ...]], *, base_ref: str, quiet: bool) -> None:
+    """Record what this merge request shows, by its config tree's Git id (a clean tree only)."""
+    from reconciler.reviewed import record_reviewed
+
+    try:
+        where = locate_tree(settings.config_dir)
+        tree_id = config_tree_id(where)
+    except NotInRepositoryError:
+        return
+    if tree_id is None:
+        if not quiet:
+            click.echo("reviewed plan not recorded: the tree has uncommitted changes", err=True)
+        return
+    record_reviewed(state_dir, tree_id, plans, base_ref=base_ref,
+                    method={p.stack: "live scan" if p.stack in scanned else "terraform" for p in plans})
 
 
 @click.command("apply", epilog="Exit status: 0 applied (or nothing to apply), 1 any error, failure or refusal "

@@ -147,3 +147,21 @@ def _marker(item: object) -> NotAFile | None:
     if isinstance(item, git.Blob):
         return None
     return NotAFile("Git submodule", str(getattr(item, "hexsha", "")))
+
+
+def config_tree_id(where: TreeLocation) -> str | None:
+    """Git's id of the config tree at HEAD (equal ids, identical trees), or None when the working
+    copy of the tree has uncommitted changes (then no commit is what was read)."""
+    repo = git.Repo(where.repo)
+    if not repo.head.is_valid() or repo.is_dirty(path=where.subdir or ".", untracked_files=True):
+        return None
+    return tree_id_at(where.repo, "HEAD", where.subdir)
+
+
+def tree_id_at(repo_path: str | os.PathLike[str], ref: str, subdir: str) -> str | None:
+    """Git's id of the tree under `subdir` at `ref`: equal ids, identical trees (None: no such tree)."""
+    try:
+        tree = git.Repo(repo_path).commit(ref).tree
+        return str((tree / subdir.strip("/")).hexsha if subdir.strip("/") else tree.hexsha)
+    except (git.BadName, ValueError, KeyError):
+        return None

@@ -26,11 +26,12 @@ from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryErro
 from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
 from engines.protocol import Engine
 from engines.schedule import STOPPING
-from hypergov.gitsource import RefNotFoundError, read_tree_at
+from hypergov.gitsource import RefNotFoundError, read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
+from reconciler.reviewed import differing, reviewed_plan
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
@@ -172,8 +173,8 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     base = applied_commit(state_dir, branch)
     if base == head:
         return PassResult(head=head, base=base, status="up to date")
-    head_tree = _tree_id(repo, head, subdir)
-    if base and head_tree is not None and head_tree == _tree_id(repo, base, subdir):
+    head_tree = tree_id_at(repo_path, head, subdir)
+    if base and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
         _remember(state_dir, branch, head)  # e.g. only audit records were committed since
         return PassResult(head=head, base=base, status="up to date")
     report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
@@ -186,7 +187,10 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures)
     if stop is not None and stop.is_set():
         return PassResult(head=head, base=base, status="stopped", plans=plans)
-    applied = apply_audited(engine, [p for p in plans if not p.is_empty], repo_path, on_done=on_apply, stop=stop)
+    reviewed = reviewed_plan(state_dir, head_tree)
+    refused = differing(reviewed, plans) if reviewed else {}
+    applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], repo_path,
+                            on_done=on_apply, stop=stop, refused=refused)
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
                         audit_error=applied.audit_error, audit_commit=applied.audit_commit)
     if any(r.refusal == STOPPING for r in applied.results):
@@ -208,11 +212,19 @@ class AuditedApply:
 def apply_audited(engine: Engine, plans: Sequence[Plan], audit_repo: Path | None, *,
                   on_done: Callable[[ApplyResult], None] | None = None,
                   stop: threading.Event | None = None, reason: str | None = None,
-                  drift: Mapping[str, tuple[str, ...]] | None = None) -> AuditedApply:
+                  drift: Mapping[str, tuple[str, ...]] | None = None,
+                  refused: Mapping[str, str] | None = None) -> AuditedApply:
     """Apply in dependency order, then commit the audit records, also when interrupted (a stack
     cut off mid-apply is recorded as such). Without `audit_repo` (`--no-audit`) nothing is recorded.
-    `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a merge."""
+    `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a merge;
+    `refused` stacks (stack -> why) are recorded as refused and not applied."""
     trail = AuditTrail.of(plans, reason=reason, drift=drift)
+    for stack, why in (refused or {}).items():
+        result = ApplyResult(stack=StackName(stack), refusal=why)
+        trail.finished(result)
+        if on_done:
+            on_done(result)
+    plans = [p for p in plans if p.stack not in (refused or {})]
     sha = error = None
 
     def finished(result: ApplyResult) -> None:
@@ -229,15 +241,6 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit_repo: Path | None
             except AuditCommitError as exc:
                 error = str(exc)
     return AuditedApply([e.result for e in trail.recorded()], sha, error)
-
-
-def _tree_id(repo: git.Repo, commit: str, subdir: str) -> str | None:
-    """Git's id of the tree under `subdir` at `commit`: equal ids, identical trees."""
-    try:
-        tree = repo.commit(commit).tree
-        return str((tree / subdir.strip("/")).hexsha if subdir.strip("/") else tree.hexsha)
-    except (git.BadName, ValueError, KeyError):
-        return None
 
 
 def _valid_tree_at(repo_path: Path, commit: str | None, subdir: str) -> GovernanceTree | None:

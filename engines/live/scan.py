@@ -16,10 +16,12 @@ from pathlib import Path
 from engines.aws_clients import AwsClients
 from engines.kube import KubeApi
 from engines.live import budgets, eks_read, hyperpod_read, iam_read, kubernetes, organizations, sns
-from engines.live.desired import desired_kube_objects, desired_objects
+from engines.live.desired import DesiredObject, desired_kube_objects, desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
 from engines.live.runner import DEFAULT_CONCURRENCY, Pruner, ScanContext, ScanUnit, ServiceClientFor, run_units
+from engines.live.scan_plan import scan_changes
+from engines.plan import ResourceChange
 from engines.settings import AwsSettings
 from hypergov.model.tree import GovernanceTree
 from stacks.spec import plan_stacks
@@ -48,10 +50,18 @@ NOT_READ: tuple[Callable[[ScanContext], list[str]], ...] = (
 )
 
 
+# What terraform manages, read for a plan from the scan (`scan_plan`); the engine plans HyperPod and
+# Kubernetes objects itself, without terraform.
+TERRAFORM_SERVICES: tuple[ServiceScan, ...] = (
+    iam_read.units, eks_read.units, organizations.units, budgets.units, sns.units)
+
+
 def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account: str | None = None,
-                 kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None) -> ScanContext:
-    """`kube_apis`: the clusters whose Kubernetes objects are read (`kubernetes.kube_apis_of`)."""
-    specs = tuple(plan_stacks(tree))
+                 kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None,
+                 stacks: Collection[str] | None = None) -> ScanContext:
+    """`kube_apis`: the clusters whose Kubernetes objects are read (`kubernetes.kube_apis_of`);
+    `stacks`: only these stacks' desired objects (a plan's; a drift scan needs every stack's)."""
+    specs = tuple(s for s in plan_stacks(tree) if stacks is None or s.name in stacks)
     graphs = stack_graphs(tree, specs, cache_dir)
     desired = tuple(o for spec in specs for o in desired_objects(graphs[spec.name]))
     kube = tuple(o for spec in specs for o in desired_kube_objects(graphs[spec.name]))
@@ -89,3 +99,25 @@ def scan_tree(settings: AwsSettings, tree: GovernanceTree, *, cache_dir: Path | 
     return scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
                                                                                 account=account),
                      only=only, concurrency=concurrency)
+
+
+def scanned_terraform_changes(settings: AwsSettings, base: GovernanceTree | None, head: GovernanceTree,
+                              stacks: Sequence[str], *, cache_dir: Path | None,
+                              concurrency: int = DEFAULT_CONCURRENCY) -> tuple[dict[str, tuple[ResourceChange, ...]],
+                                                                              LiveScan]:
+    """Terraform's changes for `stacks` of `head` decided from one live scan (`scan_plan`): the base
+    tree's desired objects stand for terraform's state (what was applied), the head's for its
+    configuration. The scan is returned too: an incomplete one decides nothing."""
+    org = head.org.model if head.org else None
+    clients = AwsClients(settings=settings, partition=org.partition if org else "aws")
+    home = org.home_region if org else "us-east-1"
+    clients.require_credentials()
+    context = scan_context(head, cache_dir=cache_dir, caller_account=clients.caller_account(home), stacks=stacks)
+    applied: list[DesiredObject] = []
+    if base is not None:
+        base_specs = [s for s in plan_stacks(base) if s.name in set(stacks)]
+        applied = [o for g in stack_graphs(base, base_specs, cache_dir).values() for o in desired_objects(g)]
+    scan = scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
+                                                                                account=account),
+                     only=stacks, services=TERRAFORM_SERVICES, concurrency=concurrency)
+    return scan_changes(stacks, applied, context.desired, scan.items), scan

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,6 +43,8 @@ T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
 CONFIG_FILE = "main.tf.json"
 REMOVED = "stack removed from the tree"
+FROM_LIVE_SCAN = ("terraform's changes from the live scan, not `terraform plan` (more stacks affected than "
+                  "--terraform-max-stacks); the reconciler's terraform plan is compared with them before applying")
 NO_INVENTORY = ("no inventory (last applied by a hypergov that kept none): only terraform's state is destroyed; "
                 "delete the stack's HyperPod and Kubernetes objects by hand")
 
@@ -106,7 +108,11 @@ class TerraformEngine:
         return self.plan_prepared(self.prepare(stack))
 
     def plan_many(self, stacks: Sequence[StackName], *, destroy: Sequence[StackName] = (),
-                  progress: Progress[PlanOutcome] | None = None) -> dict[StackName, PlanOutcome]:
+                  progress: Progress[PlanOutcome] | None = None,
+                  scanned: Mapping[str, Sequence[ResourceChange]] | None = None) -> dict[StackName, PlanOutcome]:
+        """`scanned`: per stack, terraform's changes as the live scan decided them
+        (`engines.live.scan_plan`); those stacks run no terraform and their plans are for review
+        only (apply refuses them)."""
         # Graph capture touches Pulumi's process-global runtime: prepared one after the other,
         # each inside its own boundary; terraform then runs in parallel.
         prepared = {s: guarded(self.prepare, s) for s in stacks}
@@ -117,15 +123,19 @@ class TerraformEngine:
             ready = prepared[stack]
             if isinstance(ready, Failure):
                 raise _Failed(ready)
-            return self.plan_prepared(ready)
+            return self.plan_prepared(ready, scanned=(scanned or {}).get(stack))
 
         return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
                                progress=progress)
 
-    def plan_prepared(self, prepared: PreparedStack) -> Plan:
+    def plan_prepared(self, prepared: PreparedStack, *, scanned: Sequence[ResourceChange] | None = None) -> Plan:
         directory = prepared.directory
-        # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
-        tf_changes = self._terraform_plan(directory, run=bool(prepared.terraform_resources) or _has_state(directory))
+        if scanned is not None:
+            (directory / PLAN_FILE).unlink(missing_ok=True)  # no terraform plan of this tree exists to apply
+            tf_changes: Sequence[ResourceChange] = tuple(scanned)
+        else:  # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
+            tf_changes = self._terraform_plan(directory,
+                                              run=bool(prepared.terraform_resources) or _has_state(directory))
         inventory = read_inventory(directory)
         known = inventory or Inventory()
         hyperpod = self._plan_hyperpod(prepared.view, prepared.graph, known.hyperpod)
@@ -133,7 +143,8 @@ class TerraformEngine:
         if inventory is None:  # applied by a hypergov that kept none (or never): record what is live now
             write_inventory(directory, owned(((p, p.observed is not None) for p in hyperpod),
                                              ((d, _live_or_unseen(d)) for d in kube)))
-        return self._remember(prepared.stack, directory, tf_changes, hyperpod, kube)
+        return self._remember(prepared.stack, directory, tf_changes, hyperpod, kube,
+                              notes=(FROM_LIVE_SCAN,) if scanned is not None else ())
 
     def plan_destroy(self, stack: StackName) -> Plan:
         """Plan the removal of everything a stack that lost its source in the tree still owns:
@@ -202,6 +213,9 @@ class TerraformEngine:
         directory = self.workspace.stack_dir(stack)
         if state is None or state.plan.fingerprint() != plan.fingerprint():
             return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
+        if FROM_LIVE_SCAN in plan.notes:
+            return ApplyResult(stack=stack, refusal="a plan from the live scan is for review only; plan with terraform "
+                                                    "to apply")
         if _artifact_hash(directory, state.hyperpod, state.kube) != plan.artifact_sha256:
             return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
         skipped = tuple(c for c in plan.changes if c.note)

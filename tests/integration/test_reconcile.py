@@ -132,3 +132,46 @@ def test_an_unreadable_record_is_a_clear_error(endpoint: EmbeddedAwsProcess, tmp
     broken = _reconcile(_env(endpoint, tmp_path))
     assert broken.exit_code == 1 and "Traceback" not in broken.output
     assert "reconciler.json is unreadable" in broken.output and "delete it" in broken.output
+
+
+def test_what_was_reviewed_is_what_gets_applied(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """A merge request planned from the live scan (`--terraform-max-stacks 0`) shows what terraform
+    shows; the plan is kept by the tree's Git id, and when live state moved between the review and
+    the merge (an access entry deleted by hand), the reconciler's terraform plan of the merged tree
+    differs from the reviewed one: that stack is refused with both diffs, and recorded."""
+    repo = _governance_repo(tmp_path / "gov")
+    env = _env(endpoint, tmp_path)
+    assert _reconcile(env).exit_code == 0
+    repo.git.checkout("-b", "lower-budget")
+    _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 120000", b"monthly_usd: 80000", "speech: lower")
+    runner = CliRunner()
+    mr = tmp_path / "mr.md"
+    by_scan = runner.invoke(main, ["plan", "--base", "main", "--terraform-max-stacks", "0", "--markdown", str(mr),
+                                   "--private-state"], env=env)
+    assert by_scan.exit_code == 2, by_scan.output
+    assert "Resource changes from the live scan" in mr.read_text()
+    by_terraform = runner.invoke(main, ["plan", "--base", "main", "--private-state"], env=env)  # 1 stack: terraform
+    assert by_terraform.exit_code == 2, by_terraform.output
+
+    def resource_lines(text: str) -> list[str]:
+        return [line.split(" (")[0].strip() for line in text.splitlines() if line.startswith("    ")]
+
+    assert resource_lines(by_scan.stdout) == resource_lines(by_terraform.stdout) == [
+        "~ aws_budgets_budget.budget_ml-prod"]  # config/projects/speech.yaml: one account's budget
+    assert "Resource changes from the live scan" not in runner.invoke(
+        main, ["plan", "--base", "main", "--private-state", "--markdown", str(mr)], env=env).output + mr.read_text()
+
+    # Drift between the review and the merge: what the merge would apply is no longer what was reviewed.
+    eks = endpoint.client("eks", account=PROD, region=REGION)
+    engineer = f"arn:aws:iam::{PROD}:role/hypergov/acme-speech-engineer"
+    eks.delete_access_entry(clusterName="gpu-west-eks", principalArn=engineer)
+    repo.git.checkout("main")
+    repo.git.merge("--ff-only", "lower-budget")
+    refused = _reconcile(env)
+    assert refused.exit_code == 1, refused.output
+    assert "differs from the one reviewed" in refused.output
+    assert _budget(endpoint) == 120000.0  # nothing of the refused stack applied
+    (record_file,) = repo.head.commit.stats.files
+    record = json.loads((Path(repo.working_dir) / record_file).read_text())
+    assert (record["stack"], record["outcome"]) == ("project-speech", "refused")
+    assert "only in the new plan: create aws_eks_access_entry.access-engineer_gpu-west" in record["refusal"]
