@@ -4,8 +4,8 @@ A graph is a pure function of its stack's view and of hypergov's own code, so it
 disk under `<state_dir>/graphs/` by the view's fingerprint and a digest of the code that declares
 it (`components/`, `stacks/`, the core): a scan after the first captures only the stacks whose
 inputs changed, and an upgrade of hypergov invalidates every entry. Capture runs Pulumi's
-process-global runtime, so misses are captured in worker processes (one per core) when there are
-many, in-process when there are few.
+process-global runtime, so misses are captured in worker processes (one per core, spawned) when
+there are many, in-process when there are few.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -23,7 +25,7 @@ from hypergov.stack_views import StackView, fingerprint, stack_view
 from stacks.graph import GraphResource, ResourceGraph, capture_view
 from stacks.spec import StackSpec
 
-IN_PROCESS_MAX = 8  # below this many misses, worker start-up (~1 s each) costs more than it saves
+IN_PROCESS_MAX = 150  # below this many misses, spawning workers (each imports Pulumi: seconds) costs more
 _CODE_PACKAGES = ("components", "stacks", "hypergov")
 
 
@@ -37,6 +39,14 @@ def code_digest() -> str:
             digest.update(path.relative_to(root).as_posix().encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _can_spawn() -> bool:
+    """A spawned worker re-imports the main module from its file: none when the program came from
+    stdin or `-c` with a fake path (then capture stays in-process)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return path is None or Path(path).is_file()
 
 
 def _capture(item: tuple[StackView, str]) -> ResourceGraph:
@@ -71,10 +81,13 @@ def stack_graphs(tree: GovernanceTree, specs: Sequence[StackSpec], cache_dir: Pa
             if cached.is_file():
                 graphs[name] = _from_json(cached.read_text())
     misses = [(views[n], n) for n in views if n not in graphs]
-    if len(misses) <= IN_PROCESS_MAX or (workers or os.cpu_count() or 1) == 1:
+    if len(misses) <= IN_PROCESS_MAX or (workers or os.cpu_count() or 1) == 1 or not _can_spawn():
         captured = [_capture(m) for m in misses]
     else:
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+        # spawn, not fork: a fork of a process with threads (a pytest worker, a daemon with a webhook
+        # listener) can copy a held lock into the child, which then never starts.
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count(),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
             captured = list(pool.map(_capture, misses, chunksize=max(1, len(misses) // 32)))
     for graph in captured:
         graphs[graph.stack] = graph
