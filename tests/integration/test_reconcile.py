@@ -7,6 +7,7 @@ the endpoint and in the repository's history, not in hypergov's own records."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -153,8 +154,9 @@ def test_what_was_reviewed_is_what_gets_applied(endpoint: EmbeddedAwsProcess, tm
     by_terraform = runner.invoke(main, ["plan", "--base", "main", "--private-state"], env=env)  # 1 stack: terraform
     assert by_terraform.exit_code == 2, by_terraform.output
 
-    def resource_lines(text: str) -> list[str]:
-        return [line.split(" (")[0].strip() for line in text.splitlines() if line.startswith("    ")]
+    def resource_lines(text: str) -> list[str]:  # terraform's resources: `    ~ aws_x.y (aws_x)`
+        return [line.split(" (")[0].strip() for line in text.splitlines()
+                if re.match(r"^    (\+|~|-|-/\+) aws_", line)]
 
     assert resource_lines(by_scan.stdout) == resource_lines(by_terraform.stdout) == [
         "~ aws_budgets_budget.budget_ml-prod"]  # config/projects/speech.yaml: one account's budget
