@@ -9,14 +9,15 @@ the IAM roles EKS access entries need to exist.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws, seed_tree_clusters
 from embedded_aws.seed_org import seed_organization
 from engines.live.desired import DesiredObject
-from engines.live.runner import ScanContext
+from engines.live.items import LiveScan
+from engines.live.runner import ScanContext, ScanUnit, run_units
 from engines.live.scan import scan_context
 from tests.example_tree import example_tree
 
@@ -129,3 +130,10 @@ _CREATE = {"aws:iam/role:Role": _role, "aws:sns/topic:Topic": _topic, "aws:sns/t
            "aws:eks/accessEntry:AccessEntry": _access_entry,
            "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": _association,
            "aws:budgets/budget:Budget": _budget}
+
+
+def scan_service(aws: EmbeddedAws, units_of: Callable[[ScanContext], list[ScanUnit]], context: ScanContext,
+                 stacks: Sequence[str] = ("org",)) -> LiveScan:
+    """One service's units run against the endpoint (the caller's account is the management one)."""
+    return run_units(units_of(context), lambda s, a, r: aws.client(s, account=a or DEFAULT_ACCOUNT, region=r),
+                     stacks=list(stacks))

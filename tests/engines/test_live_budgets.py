@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,8 +20,8 @@ from engines.live import budgets
 from engines.live.budgets import BUDGET, AccountBudgets, compare
 from engines.live.desired import DesiredObject
 from engines.live.items import AttributeDrift, LiveScan
-from engines.live.runner import CallCounter, run_units
-from tests.engines.live_apply import applied_example
+from engines.live.runner import CallCounter
+from tests.engines.live_apply import applied_example, scan_service
 
 PROD = "111122223333"
 TOPIC = f"arn:aws:sns:us-west-2:{PROD}:acme-hypergov-budget-alerts"
@@ -93,14 +92,8 @@ def test_undeclared_budgets_named_as_hypergov_names_them_are_unmanaged(name: str
 TYPES = ("aws:sns/topic:Topic", BUDGET)
 
 
-@pytest.fixture(scope="module")
-def aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws() as endpoint:
-        yield endpoint
-
-
 def scan(aws: EmbeddedAws, context: Any) -> LiveScan:
-    return run_units(budgets.units(context), lambda s, a, r: aws.client(s, account=a or "", region=r), stacks=["org"])
+    return scan_service(aws, budgets.units, context)
 
 
 def test_after_an_apply_the_scan_is_clean_with_two_lists_per_account(aws: EmbeddedAws) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -120,12 +119,6 @@ def test_a_policy_added_to_a_declared_entry_is_unmanaged_in_its_stack() -> None:
 
 TYPES = ("aws:iam/role:Role", ENTRY, ASSOCIATION)
 ONE_TRY = Config(retries={"mode": "standard", "total_max_attempts": 1})
-
-
-@pytest.fixture(scope="module")
-def aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws() as endpoint:
-        yield endpoint
 
 
 def scan(aws: EmbeddedAws, units: list[Any]) -> LiveScan:

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws
 from engines.live import organizations
 from engines.live.desired import DesiredObject
 from engines.live.items import AttributeDrift, LiveScan
 from engines.live.organizations import ATTACHMENT, POLICY, LivePolicies, OrgPolicies, compare
-from engines.live.runner import CallCounter, run_units
-from tests.engines.live_apply import ORG_REGION, applied_example
+from engines.live.runner import CallCounter
+from tests.engines.live_apply import ORG_REGION, applied_example, scan_service
 
 OU = "ou-ml01-platform1"
 SCP_TEXT = ('{"Version":"2012-10-17","Statement":[{"Sid":"Deny","Effect":"Deny","Action":["iam:*","organizations:*"],'
@@ -94,15 +91,8 @@ def test_another_customer_policy_on_the_ou_is_unmanaged() -> None:
 TYPES = (POLICY, ATTACHMENT)
 
 
-@pytest.fixture(scope="module")
-def aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws() as endpoint:
-        yield endpoint
-
-
 def scan(aws: EmbeddedAws, context: Any) -> LiveScan:
-    return run_units(organizations.units(context),
-                     lambda s, a, r: aws.client(s, account=a or DEFAULT_ACCOUNT, region=r), stacks=["org"])
+    return scan_service(aws, organizations.units, context)
 
 
 def test_after_an_apply_the_scan_is_clean_with_one_describe_per_declared_policy(aws: EmbeddedAws) -> None:

@@ -6,7 +6,6 @@ be read makes the scan incomplete while the other clusters are still reported.""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,12 +20,6 @@ from engines.live.runner import ServiceClientFor, run_units
 REGION = "us-west-2"
 _accounts = itertools.count(300000000001)
 ONE_TRY = Config(retries={"mode": "standard", "total_max_attempts": 1})
-
-
-@pytest.fixture(scope="module")
-def aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws() as endpoint:
-        yield endpoint
 
 
 def quota(arn: str, team: str, cluster: str, count: int = 1) -> dict[str, Any]:

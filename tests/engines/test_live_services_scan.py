@@ -4,10 +4,6 @@ every call counted, and the must-show out-of-band changes found together, each o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws
 from engines.live import budgets, eks_read, organizations, sns
 from engines.live.scan import PRUNERS, scan_with
@@ -19,12 +15,6 @@ TYPES = ("aws:iam/role:Role", "aws:sns/topic:Topic", "aws:sns/topicPolicy:TopicP
          "aws:eks/accessEntry:AccessEntry", "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
          "aws:budgets/budget:Budget")
 PROD = "111122223333"
-
-
-@pytest.fixture(scope="module")
-def aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws() as endpoint:
-        yield endpoint
 
 
 def test_the_applied_tree_scans_clean_and_each_out_of_band_change_is_found_once(aws: EmbeddedAws) -> None:

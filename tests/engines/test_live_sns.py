@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from embedded_aws import EmbeddedAws
 from engines.live import sns
 from engines.live.desired import DesiredObject
 from engines.live.items import LiveScan
-from engines.live.runner import run_units
 from engines.live.sns import TOPIC, TOPIC_POLICY, PlaceTopics, compare
-from tests.engines.live_apply import applied_example
+from tests.engines.live_apply import applied_example, scan_service
 
 PROD = "111122223333"
 ARN = f"arn:aws:sns:us-west-2:{PROD}:acme-hypergov-budget-alerts"
@@ -70,14 +66,8 @@ def test_a_deleted_topic_is_missing_with_its_policy() -> None:
 TYPES = (TOPIC, TOPIC_POLICY)
 
 
-@pytest.fixture(scope="module")
-def aws() -> Iterator[EmbeddedAws]:
-    with EmbeddedAws() as endpoint:
-        yield endpoint
-
-
 def scan(aws: EmbeddedAws, context: Any) -> LiveScan:
-    return run_units(sns.units(context), lambda s, a, r: aws.client(s, account=a or "", region=r), stacks=["org"])
+    return scan_service(aws, sns.units, context)
 
 
 def test_after_an_apply_the_scan_is_clean_with_one_list_and_one_policy_read_per_topic(aws: EmbeddedAws) -> None:

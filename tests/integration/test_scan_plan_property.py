@@ -9,13 +9,9 @@ replays the same edits."""
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -27,55 +23,12 @@ from hypergov.validate import validate_files
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 from tests.integration.conftest import EngineFactory, example_files
+from tests.tree_edits import Edit, edited, single_field_edits
 
 pytestmark = pytest.mark.integration
 FILES = example_files()
-Leaf = tuple[str | int, ...]
-
-
-def _leaves(value: Any, path: Leaf = ()) -> Iterator[tuple[Leaf, Any]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _leaves(item, (*path, index))
-    else:
-        yield path, value
-
-
-def _edits() -> list[tuple[str, Leaf, str]]:
-    found = []
-    for name, raw in sorted(FILES.items()):
-        if not name.endswith(".yaml"):
-            continue
-        for path, value in _leaves(yaml.safe_load(raw)):
-            kinds = ["drop"]
-            kinds += ["flip"] if isinstance(value, bool) else ["plus", "minus"] if isinstance(value, int) else []
-            kinds += ["suffix"] if isinstance(value, str) else []
-            found += [(name, path, kind) for kind in kinds]
-    return found
-
-
-EDITS = _edits()
-CHECKED: list[tuple[str, Leaf, str]] = []  # the edits that were planned both ways (not discarded)
-
-
-def _edited(name: str, path: Leaf, kind: str) -> dict[str, bytes]:
-    doc = copy.deepcopy(yaml.safe_load(FILES[name]))
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    last = path[-1]
-    if kind == "drop":
-        del parent[last]
-    elif kind == "flip":
-        parent[last] = not parent[last]
-    elif kind in ("plus", "minus"):
-        parent[last] += 1 if kind == "plus" else -1
-    else:
-        parent[last] = f"{parent[last]}x"
-    return {**FILES, name: yaml.safe_dump(doc, sort_keys=False).encode()}
+EDITS = single_field_edits(FILES)
+CHECKED: list[Edit] = []  # the edits that were planned both ways (not discarded)
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +48,10 @@ def terraform_actions(plan: Plan) -> set[tuple[str, str]]:
 @settings(max_examples=6, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(edit=st.sampled_from(EDITS))
-def test_the_scan_plans_the_resources_and_actions_terraform_plans(edit: tuple[str, Leaf, str], base: GovernanceTree,
+def test_the_scan_plans_the_resources_and_actions_terraform_plans(edit: Edit, base: GovernanceTree,
                                                                   engine_for: EngineFactory,
                                                                   settings: Settings) -> None:
-    files = _edited(*edit)
+    files = edited(FILES, *edit)
     report = validate_files(files)
     assume(report.ok and report.tree is not None)
     affected = affected_stacks(base, report.tree)

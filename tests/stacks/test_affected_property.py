@@ -10,12 +10,9 @@ as the engines capture them."""
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -25,9 +22,9 @@ from hypergov.validate import validate_files
 from stacks.affected import affected_stacks
 from stacks.graph import capture_graph
 from stacks.spec import plan_stacks
+from tests.tree_edits import Edit, edited, single_field_edits
 
 FILES = generate_org(projects=5, clusters=4, seed=11)  # cluster c03 runs plain EKS (Kueue)
-Path = tuple[str | int, ...]
 
 
 def _valid(files: dict[str, bytes]) -> GovernanceTree | None:
@@ -35,46 +32,7 @@ def _valid(files: dict[str, bytes]) -> GovernanceTree | None:
     return report.tree if report.ok else None
 
 
-def _leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _leaves(item, (*path, index))
-    else:
-        yield path, value
-
-
-def _edits() -> list[tuple[str, Path, str]]:
-    found = []
-    for name, raw in FILES.items():
-        for path, value in _leaves(yaml.safe_load(raw)):
-            kinds = ["drop"]
-            kinds += ["flip"] if isinstance(value, bool) else ["plus", "minus"] if isinstance(value, int) else []
-            kinds += ["suffix"] if isinstance(value, str) else []
-            found += [(name, path, kind) for kind in kinds]
-    return found
-
-
-EDITS = _edits()
-
-
-def _apply(name: str, path: Path, kind: str) -> dict[str, bytes]:
-    doc = copy.deepcopy(yaml.safe_load(FILES[name]))
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    last = path[-1]
-    if kind == "drop":
-        del parent[last]
-    elif kind == "flip":
-        parent[last] = not parent[last]
-    elif kind in ("plus", "minus"):
-        parent[last] += 1 if kind == "plus" else -1
-    else:
-        parent[last] = f"{parent[last]}x"
-    return {**FILES, name: yaml.safe_dump(doc, sort_keys=False).encode()}
+EDITS = single_field_edits(FILES)
 
 
 @pytest.fixture(scope="module")
@@ -93,10 +51,10 @@ def test_the_edits_reach_every_kind_of_file() -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.function_scoped_fixture])
 @given(edit=st.sampled_from(EDITS))
-def test_every_stack_whose_graph_changes_is_affected(edit: tuple[str, Path, str],
+def test_every_stack_whose_graph_changes_is_affected(edit: Edit,
                                                      base: tuple[GovernanceTree, dict[str, Any]]) -> None:
     before, graphs = base
-    after = _valid(_apply(*edit))
+    after = _valid(edited(FILES, *edit))
     assume(after is not None)
     assert after is not None
     affected = affected_stacks(before, after)
