@@ -184,6 +184,24 @@ def observe(client: SageMakerClient, kind: Kind, *, name: str, cluster_arn: str)
             return None
 
 
+def live_ids(client: SageMakerClient, kind: Kind, *, cluster_arn: str) -> dict[str, str]:
+    """Name -> id of every live object of the kind on the cluster (one list call a page; deleted
+    ones count as absent): what `observe` finds for each name, for many names at once."""
+    found: dict[str, str] = {}
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"ClusterArn": cluster_arn}
+        if token:
+            kwargs["NextToken"] = token
+        page = getattr(client, kind.list_op)(**kwargs)
+        for summary in page.get(kind.list_key, []):
+            if summary.get("Status") not in GONE and "Name" in summary:
+                found.setdefault(summary["Name"], summary[kind.id_key])
+        token = page.get("NextToken")
+        if not token:
+            return found
+
+
 def describe(client: SageMakerClient, kind: Kind, object_id: str) -> Observed:
     found = getattr(client, kind.op("describe"))(**{kind.id_key: object_id})
     fields = {k: found[k] for k in (*kind.updatable, "ClusterArn") if k in found}

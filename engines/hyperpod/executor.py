@@ -108,9 +108,17 @@ class HyperPodExecutor:
         gives its compute quotas there (`-on-<cluster>`), to find quotas no longer declared;
         every `inventoried` object not declared any more is deleted if it is still live."""
         planned: list[PlannedObject] = []
+        listed: dict[tuple[str, str], dict[str, str]] = {}  # (noun, cluster ARN) -> live name -> id
         for obj in desired:
             client = self.client_for(obj.account, obj.region)
-            observed = driver.observe(client, obj.kind, name=obj.name, cluster_arn=obj.cluster_arn)
+            if len(desired) == 1:  # one object: found by name (the list filtered to it)
+                observed = driver.observe(client, obj.kind, name=obj.name, cluster_arn=obj.cluster_arn)
+            else:  # a cluster's objects: its objects of the kind listed once, not once per object
+                key = (obj.kind.noun, obj.cluster_arn)
+                if key not in listed:
+                    listed[key] = driver.live_ids(client, obj.kind, cluster_arn=obj.cluster_arn)
+                found = listed[key].get(obj.name)
+                observed = driver.describe(client, obj.kind, found) if found is not None else None
             change = driver.plan_change(obj.kind, desired=obj.request, desired_tags=obj.tags, observed=observed)
             planned.append(PlannedObject(obj, obj.kind, obj.name, obj.cluster_arn, observed, change))
         wanted = {(o.kind.noun, o.name) for o in desired}
