@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-ALL = ("validate", "containment", "capacity", "embedded_aws", "graph", "plan", "mr", "drift")
+ALL = ("validate", "containment", "capacity", "embedded_aws", "graph", "plan", "mr", "drift", "scan_plan")
 
 
 def main() -> None:

@@ -3,9 +3,15 @@
 A graph is a pure function of its stack's view and of hypergov's own code, so it is cached on
 disk under `<state_dir>/graphs/` by the view's fingerprint and a digest of the code that declares
 it (`components/`, `stacks/`, the core): a scan after the first captures only the stacks whose
-inputs changed, and an upgrade of hypergov invalidates every entry. Capture runs Pulumi's
+inputs changed, and an upgrade of hypergov invalidates every entry. The provider role assumed in
+member accounts (`assume_role_name`, the engine's `aws.account_access_role`) is part of the graph,
+so of the key: the scan and the terraform engine share the entries. Capture runs Pulumi's
 process-global runtime, so misses are captured in worker processes (one per core, spawned) when
 there are many, in-process when there are few.
+
+The directory may be shared by plans of different trees (main's and a merge request's, also on a
+private copy of the state directory): entries are written atomically under a name of their own,
+and each stack keeps its `KEEP_PER_STACK` most recently used entries.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -25,6 +32,7 @@ from hypergov.stack_views import StackView, fingerprint, stack_view
 from stacks.graph import GraphResource, ResourceGraph, capture_view
 from stacks.spec import StackSpec
 
+KEEP_PER_STACK = 3  # main's graph and those of a few open merge requests
 IN_PROCESS_MAX = 150  # below this many misses, spawning workers (each imports Pulumi: seconds) costs more
 _CODE_PACKAGES = ("components", "stacks", "hypergov")
 
@@ -49,9 +57,9 @@ def _can_spawn() -> bool:
     return path is None or Path(path).is_file()
 
 
-def _capture(item: tuple[StackView, str]) -> ResourceGraph:
-    view, name = item
-    return capture_view(view, name)
+def _capture(item: tuple[StackView, str, str]) -> ResourceGraph:
+    view, name, assume_role_name = item
+    return capture_view(view, name, assume_role_name=assume_role_name)
 
 
 def _to_json(graph: ResourceGraph) -> str:
@@ -68,19 +76,28 @@ def _from_json(text: str) -> ResourceGraph:
     return ResourceGraph(stack=data["stack"], resources=resources)
 
 
+def _cache_key(name: str, view: StackView, assume_role_name: str) -> str:
+    role = f"-{hashlib.sha256(assume_role_name.encode()).hexdigest()[:8]}" if assume_role_name else ""
+    return f"{name}@{fingerprint(view)[:24]}-{code_digest()}{role}"
+
+
 def stack_graphs(tree: GovernanceTree, specs: Sequence[StackSpec], cache_dir: Path | None, *,
-                 workers: int | None = None,
+                 assume_role_name: str = "", workers: int | None = None,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, ResourceGraph]:
-    """Every stack's graph, from the cache where its inputs are unchanged (stack name -> graph)."""
+    """Every stack's graph, from the cache where its inputs are unchanged (stack name -> graph);
+    `assume_role_name`: the role its AWS providers assume in member accounts (none: the caller's)."""
     views: dict[str, StackView] = {s.name: stack_view(tree, s.kind, s.subject) for s in specs}
-    keys: dict[str, str] = {name: f"{name}@{fingerprint(view)[:24]}-{code_digest()}" for name, view in views.items()}
+    keys = {name: _cache_key(name, view, assume_role_name) for name, view in views.items()}
     graphs: dict[str, ResourceGraph] = {}
     if cache_dir is not None:
         for name, key in keys.items():
             cached = cache_dir / f"{key}.json"
-            if cached.is_file():
+            try:
                 graphs[name] = _from_json(cached.read_text())
-    misses = [(views[n], n) for n in views if n not in graphs]
+                os.utime(cached)  # recently used: kept when the stack's older entries are evicted
+            except FileNotFoundError:
+                pass
+    misses = [(views[n], n, assume_role_name) for n in views if n not in graphs]
     if len(misses) <= IN_PROCESS_MAX or (workers or os.cpu_count() or 1) == 1 or not _can_spawn():
         captured = [_capture(m) for m in misses]
     else:
@@ -94,12 +111,23 @@ def stack_graphs(tree: GovernanceTree, specs: Sequence[StackSpec], cache_dir: Pa
         if cache_dir is not None:
             cache_dir.mkdir(parents=True, exist_ok=True)
             target = cache_dir / f"{keys[graph.stack]}.json"
-            partial = target.with_suffix(".tmp")
+            partial = target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.tmp")
             partial.write_text(_to_json(graph))
             partial.replace(target)  # never a half-written entry under the final name
-            for stale in cache_dir.glob(f"{graph.stack}@*.json"):  # '@' is in no stack name
-                if stale != target:
-                    stale.unlink(missing_ok=True)
+            _evict(cache_dir, graph.stack)
     if progress:
         progress(len(misses), len(views))
     return {name: graphs[name] for name in views}
+
+
+def _evict(cache_dir: Path, stack: str) -> None:
+    """All but the stack's `KEEP_PER_STACK` most recently used entries ('@' is in no stack name)."""
+    def used(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except FileNotFoundError:  # evicted by another plan meanwhile
+            return 0.0
+
+    entries = sorted(cache_dir.glob(f"{stack}@*.json"), key=used, reverse=True)
+    for stale in entries[KEEP_PER_STACK:]:
+        stale.unlink(missing_ok=True)

@@ -58,11 +58,13 @@ TERRAFORM_SERVICES: tuple[ServiceScan, ...] = (
 
 def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account: str | None = None,
                  kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None,
-                 stacks: Collection[str] | None = None) -> ScanContext:
+                 stacks: Collection[str] | None = None, assume_role_name: str = "") -> ScanContext:
     """`kube_apis`: the clusters whose Kubernetes objects are read (`kubernetes.kube_apis_of`);
-    `stacks`: only these stacks' desired objects (a plan's; a drift scan needs every stack's)."""
+    `stacks`: only these stacks' desired objects (a plan's; a drift scan needs every stack's);
+    `assume_role_name`: the graphs' provider role (the settings' `account_access_role`: the cache
+    entries the terraform engine uses too; the desired objects do not depend on it)."""
     specs = tuple(s for s in plan_stacks(tree) if stacks is None or s.name in stacks)
-    graphs = stack_graphs(tree, specs, cache_dir)
+    graphs = stack_graphs(tree, specs, cache_dir, assume_role_name=assume_role_name)
     desired = tuple(o for spec in specs for o in desired_objects(graphs[spec.name]))
     kube = tuple(o for spec in specs for o in desired_kube_objects(graphs[spec.name]))
     return ScanContext(tree=tree, specs=specs, desired=desired, caller_account=caller_account, kube=kube,
@@ -95,7 +97,7 @@ def scan_tree(settings: AwsSettings, tree: GovernanceTree, *, cache_dir: Path | 
     home = org.home_region if org else "us-east-1"
     clients.require_credentials()
     context = scan_context(tree, cache_dir=cache_dir, caller_account=clients.caller_account(home),
-                           kube_apis=kube_apis)
+                           kube_apis=kube_apis, assume_role_name=settings.account_access_role)
     return scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
                                                                                 account=account),
                      only=only, concurrency=concurrency)
@@ -112,11 +114,14 @@ def scanned_terraform_changes(settings: AwsSettings, base: GovernanceTree | None
     clients = AwsClients(settings=settings, partition=org.partition if org else "aws")
     home = org.home_region if org else "us-east-1"
     clients.require_credentials()
-    context = scan_context(head, cache_dir=cache_dir, caller_account=clients.caller_account(home), stacks=stacks)
+    role = settings.account_access_role  # the engine's graphs: it plans the same stacks from the cache next
+    context = scan_context(head, cache_dir=cache_dir, caller_account=clients.caller_account(home), stacks=stacks,
+                           assume_role_name=role)
     applied: list[DesiredObject] = []
     if base is not None:
         base_specs = [s for s in plan_stacks(base) if s.name in set(stacks)]
-        applied = [o for g in stack_graphs(base, base_specs, cache_dir).values() for o in desired_objects(g)]
+        applied = [o for g in stack_graphs(base, base_specs, cache_dir, assume_role_name=role).values()
+                   for o in desired_objects(g)]
     scan = scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
                                                                                 account=account),
                      only=stacks, services=TERRAFORM_SERVICES, concurrency=concurrency)

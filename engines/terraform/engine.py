@@ -8,8 +8,10 @@ exactly the saved plan and the decisions shown: it refuses when their hash is no
 was reviewed. What a stack owns outside terraform's state is kept in its inventory
 (`engines.inventory`), so that a destroy removes it too.
 
-Graph capture touches Pulumi's process-global runtime, so `prepare` runs stacks one after the
-other; the terraform processes of `plan_many` then run in parallel, bounded by the settings.
+Graph capture touches Pulumi's process-global runtime: `plan_many` takes its stacks' graphs from
+`engines.live.graphs.stack_graphs` first (cached under `<state_dir>/graphs/` by stack input, the
+misses captured in worker processes; shared with the live scan), then prepares the stacks one
+after the other; the terraform processes then run in parallel, bounded by the settings.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from stacks.spec import StackSpec, find_stack, plan_stacks
 T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
 CONFIG_FILE = "main.tf.json"
+GRAPHS_DIR = "graphs"  # under the state directory: `engines.live.graphs`' cache
 REMOVED = "stack removed from the tree"
 FROM_LIVE_SCAN = ("terraform's changes from the live scan, not `terraform plan` (more stacks affected than "
                   "--terraform-max-stacks); the reconciler's terraform plan is compared with them before applying")
@@ -90,10 +93,12 @@ class TerraformEngine:
         return spec if spec is not None else find_stack(self.tree, stack)  # find_stack says which exist
 
     # --- plan ----------------------------------------------------------------------------------
-    def prepare(self, stack: StackName) -> PreparedStack:
+    def prepare(self, stack: StackName, graph: ResourceGraph | None = None) -> PreparedStack:
+        """`graph`: the stack's graph when already captured (`graphs`), else captured here."""
         spec = self._spec(stack)
         view = stack_view(self.tree, spec.kind, spec.subject)
-        graph = capture_view(view, stack, assume_role_name=self.settings.aws.account_access_role)
+        if graph is None:
+            graph = capture_view(view, stack, assume_role_name=self.settings.aws.account_access_role)
         translation = translate(graph.resources, aws=self.settings.aws,
                                 provider_version=self.settings.terraform.provider_version,
                                 default_region=view.org.home_region)
@@ -102,6 +107,18 @@ class TerraformEngine:
         return PreparedStack(stack=stack, directory=directory, graph=graph, view=view,
                              kube_objects=declared_objects(graph.resources, stack=stack),
                              terraform_resources=sum(len(v) for v in translation.config.get("resource", {}).values()))
+
+    def graphs(self, stacks: Sequence[StackName]) -> dict[str, ResourceGraph]:
+        """The stacks' graphs from the shared cache, misses captured in worker processes; empty when
+        that fails (e.g. an unknown stack): each stack is then captured in its own boundary, which
+        says what failed for which."""
+        from engines.live.graphs import stack_graphs
+
+        try:
+            return stack_graphs(self.tree, [self._spec(s) for s in stacks], Path(self.settings.state_dir) / GRAPHS_DIR,
+                                assume_role_name=self.settings.aws.account_access_role)
+        except Exception:  # the boundary is per stack, below
+            return {}
 
     def plan(self, stack: StackName) -> Plan:
         """One stack, raising on failure (tests and scripts; runs use `plan_many`)."""
@@ -113,9 +130,10 @@ class TerraformEngine:
         """`scanned`: per stack, terraform's changes as the live scan decided them
         (`engines.live.scan_plan`); those stacks run no terraform and their plans are for review
         only (apply refuses them)."""
-        # Graph capture touches Pulumi's process-global runtime: prepared one after the other,
-        # each inside its own boundary; terraform then runs in parallel.
-        prepared = {s: guarded(self.prepare, s) for s in stacks}
+        # Graph capture touches Pulumi's process-global runtime: batched in worker processes, then
+        # prepared one after the other, each inside its own boundary; terraform then runs in parallel.
+        graphs = self.graphs(stacks)
+        prepared = {s: guarded(lambda stack: self.prepare(stack, graphs.get(stack)), s) for s in stacks}
 
         def work(stack: StackName) -> Plan:
             if stack in destroy:

@@ -190,12 +190,14 @@ def _hcl_string(value: str) -> str:
 def copy_for_planning(root: Path, target: Path, *, attempts: int = 5) -> None:
     """A private copy of the state directory `root` in `target`, for a plan that must not touch
     (nor wait for) the shared one, e.g. a merge request's plan while a reconciler pass applies.
-    Each stack's files are copied except saved plans (the copy makes its own); the plugin cache
-    and the shared provider lock are linked, not copied (hundreds of MB; both only grow, under
-    their own locks). A state file caught mid-write is read again."""
+    Each stack's files are copied except saved plans (the copy makes its own); the plugin cache,
+    the shared provider lock and the graph cache (`engines.live.graphs`: entries keyed by stack
+    input, written atomically) are linked, not copied (hundreds of MB; a thousand graphs a merge
+    request's plan reuses). A state file caught mid-write is read again."""
     target.mkdir(parents=True, exist_ok=True)
-    (root / "plugin-cache").mkdir(parents=True, exist_ok=True)  # shared even on a first plan
-    for shared in ("plugin-cache", SHARED_LOCK):
+    for cache in ("plugin-cache", "graphs"):
+        (root / cache).mkdir(parents=True, exist_ok=True)  # shared even on a first plan
+    for shared in ("plugin-cache", SHARED_LOCK, "graphs"):
         if (root / shared).exists() and not (target / shared).exists():
             (target / shared).symlink_to((root / shared).resolve())
     for stack_dir in sorted((root / "stacks").glob("*")) if (root / "stacks").is_dir() else []:
