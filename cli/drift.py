@@ -126,6 +126,14 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     status = drift_exit(scan, refreshed)
     if (remediate or prune_unmanaged) and status == 2:
         status = _repair(settings, compared, scan, remediate=remediate, prune_unmanaged=prune_unmanaged, yes=yes)
+        if status != 1:  # what is left is what a scan finds now, not what the repairs meant to do
+            with _state_lock(settings):
+                after = filtered(scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
+                                           only=names if chosen else None,
+                                           kube_apis=kube_apis_of(settings.kubeconfigs)), clusters=clusters)
+            click.echo(f"after the repairs: {len(after.items)} item(s) left"
+                       + "".join(f"\n  {i.kind} {i.address}: {i.fix}" for i in after.items), err=True)
+            status = drift_exit(after, {})
     sys.exit(status)
 
 
@@ -136,8 +144,8 @@ def _refresh_progress(stack: StackName, outcome: Drift | Failure) -> None:
 
 def _repair(settings: Settings, compared: ComparedTree, scan: LiveScan, *, remediate: bool, prune_unmanaged: bool,
             yes: bool) -> int:
-    """Repair what the scan found (only on a complete scan); 0 when nothing is left, 2 when items
-    were left unrepaired, 1 when a repair failed."""
+    """Repair what the scan found (only on a complete scan); 1 when a repair failed (what is left
+    is then said by a new scan)."""
     from engines.live.scan import PRUNERS
     from reconciler.audit import AuditRepoError, find_audit_repo
     from reconciler.drift_repair import repair_plan
@@ -157,9 +165,7 @@ def _repair(settings: Settings, compared: ComparedTree, scan: LiveScan, *, remed
     for item in plan.unprunable if prune_unmanaged else ():
         click.echo(f"not pruned: {item.address} ({item.type}): hypergov deletes no object of this type; "
                    f"{item.fix}", err=True)
-    left = len(plan.unprunable) + (0 if remediate else len(plan.stacks)) + (0 if prune_unmanaged else
-                                                                             len(plan.unmanaged))
-    return 1 if failed else (2 if left else 0)
+    return 1 if failed else 0
 
 
 def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ...],
