@@ -32,7 +32,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from benchmarks.common import print_table, write_results
+from benchmarks.common import org_size_arguments, print_table, quick_sizes, write_results
 from benchmarks.drift_inject import check_found, inject_drifts
 from benchmarks.drift_probe import ScanProbe, cpu_seconds_of
 from benchmarks.live_seed import client_config, seed_live_state
@@ -227,16 +227,10 @@ def report(r: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--projects", type=int, default=1000)
-    parser.add_argument("--clusters", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--sample", type=int, default=4, help="project stacks applied and refreshed for the baseline")
+    org_size_arguments(parser, sample_help="project stacks applied and refreshed for the baseline")
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="scan units per service at once")
     parser.add_argument("--no-baseline", action="store_true", help="skip the terraform refresh baseline")
-    parser.add_argument("--quick", action="store_true", help="a small run: 40 projects, 4 clusters, sample 2")
-    args = parser.parse_args()
-    if args.quick:
-        args.projects, args.clusters, args.sample = 40, 4, 2
+    args = quick_sizes(parser.parse_args())
     result = run(projects=args.projects, clusters=args.clusters, seed=args.seed, sample=args.sample,
                  concurrency=args.concurrency, baseline=not args.no_baseline)
     report(result)

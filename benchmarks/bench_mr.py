@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +95,15 @@ def command_env(code: Path = REPO_ROOT, *, state_dir: Path | None = None,
     return {**env, **(extra or {})}
 
 
-def run_command(root: Path, env: dict[str, str], *, how: tuple[str, ...] = HYPERGOV) -> tuple[float, str]:
+def run_command(root: Path, env: dict[str, str], *, how: tuple[str, ...] = HYPERGOV,
+                command: Sequence[str] = COMMAND) -> tuple[float, str]:
     """Wall seconds of one run of the command, and its stderr; exits on an unexpected status."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *how, *COMMAND], cwd=root, env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, *how, *command], cwd=root, env=env, capture_output=True, text=True,
                           check=False)
     wall = time.perf_counter() - start
     if proc.returncode != EXIT_CHANGES:
-        sys.exit(f"`hypergov {' '.join(COMMAND)}` exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        sys.exit(f"`hypergov {' '.join(command)}` exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr}")
     return wall, proc.stderr
 
 

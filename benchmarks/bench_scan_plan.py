@@ -29,8 +29,6 @@ import argparse
 import json
 import math
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,8 +39,8 @@ import git
 import yaml
 
 from benchmarks.bench_drift import CREDENTIALS, org_tree
-from benchmarks.bench_mr import PHASED, command_env, write_settings
-from benchmarks.common import print_table, write_results
+from benchmarks.bench_mr import PHASED, command_env, run_command, write_settings
+from benchmarks.common import org_size_arguments, print_table, quick_sizes, write_results
 from benchmarks.live_seed import SEED_THREADS, client_config, seed_live_state
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAwsProcess
 from engines.hyperpod import driver
@@ -57,7 +55,6 @@ from stacks.spec import plan_stacks
 GOAL_S = 60.0
 PERSONA, ADDED_ACTION = "Viewer", "sagemaker:ListClusters"
 COMMAND = ["plan", "--base", "main", "--markdown", "mr.md", "--private-state"]
-EXIT_CHANGES = 2
 ACCESS_ROLE = "OrganizationAccountAccessRole"  # the settings' default `aws.account_access_role`
 SCAN_NOTE = "Resource changes from the live scan"
 
@@ -116,13 +113,8 @@ def expected_updates(base: GovernanceTree, head: GovernanceTree, cache: Path) ->
 
 def run_plan(root: Path, state: Path, phases_file: Path) -> tuple[float, str, dict[str, Any]]:
     env = command_env(state_dir=state, extra={"HYPERGOV_BENCH_PHASES": str(phases_file)})
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *PHASED, *COMMAND], cwd=root, env=env, capture_output=True, text=True,
-                          check=False)
-    wall = time.perf_counter() - start
-    if proc.returncode != EXIT_CHANGES:
-        sys.exit(f"`hypergov {' '.join(COMMAND)}` exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr}")
-    return wall, proc.stderr, json.loads(phases_file.read_text())
+    wall, stderr = run_command(root, env, how=PHASED, command=COMMAND)
+    return wall, stderr, json.loads(phases_file.read_text())
 
 
 def reviewed_changes(state: Path) -> dict[str, Any]:
@@ -259,16 +251,10 @@ def report(r: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--projects", type=int, default=1000)
-    parser.add_argument("--clusters", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--sample", type=int, default=4, help="project stacks applied and planned for the baseline")
+    org_size_arguments(parser, sample_help="project stacks applied and planned for the baseline")
     parser.add_argument("--no-cold", action="store_true", help="skip the run with an empty graph cache")
     parser.add_argument("--no-baseline", action="store_true", help="skip the terraform plan baseline")
-    parser.add_argument("--quick", action="store_true", help="a small run: 40 projects, 4 clusters, sample 2")
-    args = parser.parse_args()
-    if args.quick:
-        args.projects, args.clusters, args.sample = 40, 4, 2
+    args = quick_sizes(parser.parse_args())
     result = run(projects=args.projects, clusters=args.clusters, seed=args.seed, sample=args.sample,
                  cold=not args.no_cold, baseline=not args.no_baseline)
     report(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -48,3 +49,18 @@ def write_results(name: str, payload: dict[str, Any]) -> Path:
     out.write_text(json.dumps({"benchmark": name, "environment": meta, **payload}, indent=2) + "\n")
     print(f"\nwrote {out}")
     return out
+
+
+def org_size_arguments(parser: argparse.ArgumentParser, *, sample_help: str) -> None:
+    """The synthetic-org options the live-state benchmarks share (`--quick`: see `quick_sizes`)."""
+    parser.add_argument("--projects", type=int, default=1000)
+    parser.add_argument("--clusters", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--sample", type=int, default=4, help=sample_help)
+    parser.add_argument("--quick", action="store_true", help="a small run: 40 projects, 4 clusters, sample 2")
+
+
+def quick_sizes(args: argparse.Namespace) -> argparse.Namespace:
+    if args.quick:
+        args.projects, args.clusters, args.sample = 40, 4, 2
+    return args

@@ -199,9 +199,8 @@ def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ..
 
 def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem], audit_repo: Path, *,
            yes: bool) -> bool:
-    from engines.aws_clients import AwsClients
     from engines.live.kubernetes import kube_apis_of
-    from engines.live.scan import PRUNERS
+    from engines.live.scan import PRUNERS, org_clients
     from reconciler.drift_repair import Pruned, commit_prune_audit, prune
 
     click.echo(f"{len(items)} unmanaged object(s) to delete:", err=True)
@@ -209,17 +208,13 @@ def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem
         click.echo(f"  - {item.address} ({item.account} {item.region}, stack {item.stack})", err=True)
     if not yes and not click.confirm(f"delete these {len(items)} object(s)?", err=True):
         return False
-    org = compared.tree.org.model if compared.tree.org else None
-    clients = AwsClients(settings=settings.aws, partition=org.partition if org else "aws")
-    home = org.home_region if org else "us-east-1"
+    _, client_for, _ = org_clients(settings.aws, compared.tree)
 
     def done(p: Pruned) -> None:
         click.echo(f"{'deleted' if p.error is None else 'FAILED'} {p.item.address}"
                    f"{f': {p.error.message}' if p.error else ''}", err=True)
 
-    pruned = prune(items, PRUNERS, lambda service, account, region: clients.client(service, region=region or home,
-                                                                                    account=account),
-                   kube_apis=kube_apis_of(settings.kubeconfigs), on_done=done)
+    pruned = prune(items, PRUNERS, client_for, kube_apis=kube_apis_of(settings.kubeconfigs), on_done=done)
     try:
         sha = commit_prune_audit(audit_repo, pruned, source_commit=compared.commit)
     except Exception as exc:  # the objects are gone: say the record is not committed, loudly

@@ -86,21 +86,27 @@ def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Colle
     return replace(scan, items=tuple(i for i in scan.items if i.stack in chosen))
 
 
+def org_clients(settings: AwsSettings, tree: GovernanceTree) -> tuple[AwsClients, ServiceClientFor, str]:
+    """The org's AWS clients as the settings say (the embedded endpoint or AWS; a role assumed in
+    member accounts), credentials checked once, as a `ServiceClientFor`, and the home region."""
+    org = tree.org.model if tree.org else None
+    clients = AwsClients(settings=settings, partition=org.partition if org else "aws")
+    home = org.home_region if org else "us-east-1"
+    clients.require_credentials()
+    return clients, lambda service, account, region: clients.client(service, region=region or home,
+                                                                    account=account), home
+
+
 def scan_tree(settings: AwsSettings, tree: GovernanceTree, *, cache_dir: Path | None,
               only: Collection[str] | None = None, concurrency: int = DEFAULT_CONCURRENCY,
               kube_apis: Mapping[str, Callable[[], KubeApi]] | None = None) -> LiveScan:
     """The live scan of the org, with clients as the settings say (the embedded endpoint or AWS;
     a role assumed in member accounts) and the clusters' Kubernetes APIs of `kube_apis`
     (`kubernetes.kube_apis_of(settings.kubeconfigs)`)."""
-    org = tree.org.model if tree.org else None
-    clients = AwsClients(settings=settings, partition=org.partition if org else "aws")
-    home = org.home_region if org else "us-east-1"
-    clients.require_credentials()
+    clients, client_for, home = org_clients(settings, tree)
     context = scan_context(tree, cache_dir=cache_dir, caller_account=clients.caller_account(home),
                            kube_apis=kube_apis, assume_role_name=settings.account_access_role)
-    return scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
-                                                                                account=account),
-                     only=only, concurrency=concurrency)
+    return scan_with(context, client_for, only=only, concurrency=concurrency)
 
 
 def scanned_terraform_changes(settings: AwsSettings, base: GovernanceTree | None, head: GovernanceTree,
@@ -110,10 +116,7 @@ def scanned_terraform_changes(settings: AwsSettings, base: GovernanceTree | None
     """Terraform's changes for `stacks` of `head` decided from one live scan (`scan_plan`): the base
     tree's desired objects stand for terraform's state (what was applied), the head's for its
     configuration. The scan is returned too: an incomplete one decides nothing."""
-    org = head.org.model if head.org else None
-    clients = AwsClients(settings=settings, partition=org.partition if org else "aws")
-    home = org.home_region if org else "us-east-1"
-    clients.require_credentials()
+    clients, client_for, home = org_clients(settings, head)
     role = settings.account_access_role  # the engine's graphs: it plans the same stacks from the cache next
     context = scan_context(head, cache_dir=cache_dir, caller_account=clients.caller_account(home), stacks=stacks,
                            assume_role_name=role)
@@ -122,7 +125,5 @@ def scanned_terraform_changes(settings: AwsSettings, base: GovernanceTree | None
         base_specs = [s for s in plan_stacks(base) if s.name in set(stacks)]
         applied = [o for g in stack_graphs(base, base_specs, cache_dir, assume_role_name=role).values()
                    for o in desired_objects(g)]
-    scan = scan_with(context, lambda service, account, region: clients.client(service, region=region or home,
-                                                                                account=account),
-                     only=stacks, services=TERRAFORM_SERVICES, concurrency=concurrency)
+    scan = scan_with(context, client_for, only=stacks, services=TERRAFORM_SERVICES, concurrency=concurrency)
     return scan_changes(stacks, applied, context.desired, scan.items), scan
