@@ -296,10 +296,10 @@ def _scanned_changes(settings: Settings, engine: Engine, base: GovernanceTree, h
         click.echo(f"{len(stacks)} stacks affected (more than --terraform-max-stacks {limit}): terraform's changes "
                    f"from one live scan, {scan.api_calls} API calls in {scan.seconds:.1f} s", err=True)
     note = (f"> **Resource changes from the live scan.** {len(stacks)} stacks are affected, more than "
-            f"`--terraform-max-stacks` ({limit}): terraform's changes were decided from one scan of live state "
-            f"({scan.api_calls} API calls in {scan.seconds:.1f} s) against this tree, not by `terraform plan` per "
-            "stack. Before applying, the reconciler plans each stack with terraform and refuses any whose plan "
-            "differs from what is shown here.")
+            f"`--terraform-max-stacks` ({limit}): terraform's changes were decided from one scan of the live objects "
+            f"the base applied ({scan.api_calls} API calls in {scan.seconds:.1f} s), diffed with this tree, not by "
+            "`terraform plan` per stack. Before applying, the reconciler plans each stack with terraform and refuses "
+            "any whose plan differs from what is shown here.")
     return changes, note
 
 
