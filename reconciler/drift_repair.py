@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from engines.kube import KubeApi
 from engines.live.items import DriftItem
 from engines.live.runner import CallCounter, Pruner, ServiceClientFor, pruning_client
 from engines.outcomes import Failure, guarded
-from reconciler.audit import commit_records
+from reconciler.audit import AuditLog
 
 REPAIRED_BY_APPLY = ("changed", "missing", "unbounded")
 PRUNE_REASON = "prune unmanaged"
@@ -79,17 +77,18 @@ def prune(items: Sequence[DriftItem], pruners: Mapping[str, Pruner], client_for:
     return done
 
 
-def commit_prune_audit(repo_path: Path, pruned: Sequence[Pruned], *, source_commit: str | None,
-                       when: datetime | None = None) -> str | None:
+def prune_payload(pruned: Sequence[Pruned], *, source_commit: str | None) -> dict[str, Any]:
     """One audit record of a prune: which objects were deleted (identities, never values)."""
+    failed = sum(1 for p in pruned if p.error)
+    return {"type": "prune", "subject": "prune", "reason": PRUNE_REASON, "source_commit": source_commit,
+            "objects": [p.record() for p in pruned], "outcome": "applied" if not failed else "failed"}
+
+
+def record_prune(audit: AuditLog, pruned: Sequence[Pruned], *, source_commit: str | None) -> str | None:
+    """Write the prune's record on the audit branch; the branch's new tip (None: nothing pruned)."""
     if not pruned:
         return None
-    when = when or datetime.now(UTC)
     failed = sum(1 for p in pruned if p.error)
-    record = {"reason": PRUNE_REASON, "at": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "source_commit": source_commit,
-              "objects": [p.record() for p in pruned],
-              "outcome": "applied" if not failed else "failed"}
-    subject = f"hypergov {PRUNE_REASON}: {len(pruned) - failed} object(s) deleted"
-    subject += f", {failed} failed" if failed else ""
-    body = "\n".join(f"- {p.item.stack} {p.item.address}: {p.record()['outcome']}" for p in pruned)
-    return commit_records(repo_path, {"prune": record}, message=f"{subject}\n\n{body}\n", when=when)
+    subject = f"{PRUNE_REASON}: {len(pruned) - failed} object(s) deleted" + (f", {failed} failed" if failed else "")
+    audit.write([prune_payload(pruned, source_commit=source_commit)], subject=subject)
+    return audit.store.tip()
