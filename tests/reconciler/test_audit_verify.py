@@ -126,7 +126,8 @@ TAMPERED = [
 def test_an_untouched_branch_is_intact(gov: Path) -> None:
     result = _verify(gov)
     assert result.exit_code == 0, result.output
-    assert "intact: 4 record(s) on hypergov/audit" in result.output and "matches the checkpoint (record 4)" in result.output
+    assert "intact: 4 record(s) on hypergov/audit" in result.output
+    assert "matches the checkpoint (record 4)" in result.output
     data = json.loads(_verify(gov, "--json").stdout)
     assert (data["intact"], data["records"], data["last_seq"], data["broken"]) == (True, 4, 4, None)
 
