@@ -210,7 +210,7 @@ def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem
            yes: bool) -> bool:
     from engines.live.kubernetes import kube_apis_of
     from engines.live.scan import PRUNERS, org_clients
-    from reconciler.drift_repair import Pruned, prune, record_prune
+    from reconciler.drift_repair import Pruned, prune, record_prune, record_prune_intent
 
     click.echo(f"{len(items)} unmanaged object(s) to delete:", err=True)
     for item in items:
@@ -223,9 +223,10 @@ def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem
         click.echo(f"{'deleted' if p.error is None else 'FAILED'} {p.item.address}"
                    f"{f': {p.error.message}' if p.error else ''}", err=True)
 
+    intent_id = record_prune_intent(audit, items, source_commit=compared.commit)  # no intent, no delete
     pruned = prune(items, PRUNERS, client_for, kube_apis=kube_apis_of(settings.kubeconfigs), on_done=done)
     try:
-        record_prune(audit, pruned, source_commit=compared.commit)
+        record_prune(audit, pruned, source_commit=compared.commit, intent_id=intent_id)
     except Exception as exc:  # the objects are gone: say the record is not written, loudly
         click.echo(f"ERROR the objects were deleted but the prune's audit record could not be written: {exc}", err=True)
         return False

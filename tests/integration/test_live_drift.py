@@ -160,7 +160,10 @@ def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint:
     assert "interns-by-hand" not in live_quotas(endpoint)  # deleted, and nothing else
     assert sorted(live_quotas(endpoint)) == ["nlp-on-gpu-west", "recsys-on-gpu-west", "speech-on-gpu-west",
                                              "vision-on-gpu-west"]  # projects/*.yaml with quota on gpu-west
-    (prune_record,) = audit_records(repo.working_dir)[before:]
+    prune_intent, prune_record = audit_records(repo.working_dir)[before:]  # the intent before any delete
+    assert prune_intent["stacks"] == [{"stack": "cluster-gpu-west",
+                                       "actions": ["delete hyperpod:ComputeQuota:interns-by-hand"]}]
+    assert prune_record["intent"] == prune_intent["intent"]
     assert (prune_record["reason"], prune_record["outcome"]) == ("prune unmanaged", "applied")
     assert [(o["address"], o["outcome"]) for o in prune_record["objects"]] == [
         ("hyperpod:ComputeQuota:interns-by-hand", "deleted")]
