@@ -49,7 +49,8 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     Reads the tree from the branch's head commit (not the working copy), refuses a tree that
     fails validation, plans only the stacks changed since the last commit applied in full (all
     of them on the first pass; destroys for stacks whose source left the tree), applies them in
-    dependency order and commits the audit records to the repository. A pass that fails is
+    dependency order between an intent and outcome records on the audit branch (settings
+    audit_branch, default hypergov/audit; pushed to the repository's remote). A pass that fails is
     retried from the same base next time. One reconciler at a time per state directory.
     SIGTERM lets the stacks being applied finish, records them, and exits 0.
     """
@@ -76,10 +77,12 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
 
 
 def _run_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> PassResult:
+    from reconciler.audit import AuditLog
     from reconciler.reconcile import reconcile_once
 
+    audit = AuditLog.from_settings(settings, (settings.audit_repo or repo).resolve())
     return reconcile_once(repo, branch, subdir, Path(settings.state_dir).resolve(),
-                          lambda tree, head: cli_engine(settings, tree, source_commit=head),
+                          lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=audit,
                           on_apply=lambda result: click.echo(f"  {apply_line(result)}", err=True), stop=stop)
 
 
@@ -124,6 +127,10 @@ def _watch(settings: Settings, repo: Path, subdir: str, branch: str, stop: threa
 
 def _report_pass(branch: str, outcome: PassResult) -> None:
     where = f"{branch}@{outcome.head[:12]}"
+    if outcome.interrupted:
+        click.echo(f"{where}: an earlier pass was killed between its intent and outcome records; recorded as "
+                   f"interrupted and planned again: {', '.join(outcome.interrupted)}", err=True)
+    _report_records(where, outcome)
     if outcome.status == "up to date":
         click.echo(f"{where}: up to date")
     elif outcome.status == "invalid":
@@ -137,7 +144,18 @@ def _report_pass(branch: str, outcome: PassResult) -> None:
         if left:
             kind += f" ({left} stack(s) left for the next pass)"
         click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
-                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
-                   + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))
+                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)"))
         for error in outcome.errors:
             click.echo(f"  ERROR {error}", err=True)
+
+
+def _report_records(where: str, outcome: PassResult) -> None:
+    if outcome.records:
+        first, last = outcome.records[0]["seq"], outcome.records[-1]["seq"]
+        click.echo(f"{where}: audit records {first}{f'-{last}' if last != first else ''} written", err=True)
+    push = outcome.push
+    if push is not None and push.error:
+        click.echo(f"{where}: WARNING {outcome.unpushed} audit record(s) not pushed (kept, pushed by a later pass): "
+                   f"{push.error}", err=True)
+    elif push is not None and push.pushed:
+        click.echo(f"{where}: pushed {push.pushed} audit record(s) to {push.remote}", err=True)
