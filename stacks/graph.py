@@ -12,6 +12,7 @@ stack type), not as the mock monitor abbreviates them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -185,9 +186,20 @@ def capture_view(view: StackView, stack_name: str, *, config_dir: str = "config"
     def program() -> None:
         declare(view, stack_settings)
 
+    _ensure_thread_event_loop()
     with mocked_runtime(stack_name, config=config) as monitor, _without_ambient_kubeconfig():
         _sync_await(run_pulumi_func(program))
     return monitor.graph()
+
+
+def _ensure_thread_event_loop() -> None:
+    """The SDK makes its futures on the current thread's event loop as it declares resources;
+    asyncio makes one on demand in the main thread only, and captures also run in others (a plan's
+    head graphs are captured while its scan reads)."""
+    try:
+        asyncio.get_event_loop()
+    except RuntimeError:
+        asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 @contextmanager

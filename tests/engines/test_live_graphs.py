@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from engines.live.graphs import KEEP_PER_STACK, stack_graphs
@@ -61,3 +62,13 @@ def test_a_private_copy_of_the_state_shares_the_graph_cache(tmp_path: Path) -> N
     copy_for_planning(shared, private)
     assert (private / "graphs").resolve() == (shared / "graphs").resolve()
     assert (private / "graphs" / "org@x.json").read_text() == "{}"
+
+
+def test_a_capture_in_another_thread_is_the_same_graph() -> None:
+    """A plan captures the head's graphs on a background thread while its scan reads (asyncio
+    gives only the main thread an event loop on demand)."""
+    tree = load_valid_tree(CONFIG)
+    spec = find_stack(tree, "project-speech")
+    with ThreadPoolExecutor(max_workers=1) as other:
+        captured = other.submit(stack_graphs, tree, [spec], None).result()[spec.name]
+    assert captured == capture_view(stack_view(tree, spec.kind, spec.subject), spec.name)
