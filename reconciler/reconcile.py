@@ -6,6 +6,8 @@ the stacks whose inputs changed since the last commit applied in full (every sta
 pass, plus destroys for stacks whose source left the tree); apply in dependency order; commit the
 audit records; and remember the head as applied only when every stack succeeded, so a failed
 pass is retried from the same base next time. One reconciler at a time per state directory.
+A head that does not contain the commit applied last (a force-push, a reset) is refused
+("rewritten") unless the caller allows it: what was applied is no longer in the branch's history.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
+from reconciler.remote import is_ancestor, rewrite_refusal
 from reconciler.reviewed import differing, reviewed_plan
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
@@ -38,7 +41,7 @@ from stacks.spec import plan_stacks
 STATE_FILE = "reconciler.json"
 LOCK_FILE = "reconciler.lock"
 
-PassStatus = Literal["up to date", "applied", "invalid", "plan failed", "apply failed", "stopped"]
+PassStatus = Literal["up to date", "applied", "invalid", "rewritten", "plan failed", "apply failed", "stopped"]
 EngineFactory = Callable[[GovernanceTree, str], Engine]  # (tree, source commit) -> engine
 
 
@@ -68,6 +71,7 @@ class PassResult:
     failures: dict[StackName, Failure] = field(default_factory=dict)  # stacks that failed to plan
     audit_error: str | None = None
     audit_commit: str | None = None
+    refusal: str | None = None  # why the whole pass was refused ("rewritten"), for people and the audit
 
     @property
     def ok(self) -> bool:
@@ -86,7 +90,7 @@ class PassResult:
         (every failure of the pass is temporary); permanent when it needs a new commit or a person."""
         if self.ok or self.status == "stopped":
             return None
-        if self.status == "invalid" or self.audit_error:
+        if self.status in ("invalid", "rewritten") or self.audit_error:
             return "permanent"
         found = [*self.failures.values(), *(f for r in self.results for f in r.failures)]
         refused = [r for r in self.results if r.refusal and not r.refusal.startswith("not applied:")]
@@ -154,17 +158,31 @@ def _remember(state_dir: Path, branch: str, commit: str) -> None:
     tmp.replace(path)  # atomic: a crash leaves the old record, never half a file
 
 
+@dataclass(frozen=True)
+class PassOptions:
+    """How a pass gets and judges its head, beyond the local repository's branch."""
+
+    fetch: Callable[[], object] | None = None  # called under the lock first: a remote's fetch into `repo_path`
+    allow_rewrite: bool = False  # apply a head that does not contain the commit applied last
+    audit_repo: Path | None = None  # where the audit records go (default: `repo_path`)
+
+
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
                    *, on_apply: Callable[[ApplyResult], None] | None = None,
-                   stop: threading.Event | None = None) -> PassResult:
+                   stop: threading.Event | None = None, options: PassOptions | None = None) -> PassResult:
     """One pass. Raises only for what ends the pass before any stack is touched (busy, the branch
-    or the reconciler's record unreadable, Git errors, an engine that cannot be built)."""
+    or the reconciler's record unreadable, Git errors, a remote that cannot be fetched, an engine
+    that cannot be built)."""
     with exclusive(state_dir):
-        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop)
+        options = options or PassOptions()
+        if options.fetch is not None:
+            options.fetch()
+        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, options)
 
 
 def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-          on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None) -> PassResult:
+          on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
+          options: PassOptions) -> PassResult:
     repo = git.Repo(repo_path)
     try:
         head = str(repo.commit(branch).hexsha)
@@ -173,6 +191,9 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     base = applied_commit(state_dir, branch)
     if base == head:
         return PassResult(head=head, base=base, status="up to date")
+    if base and not options.allow_rewrite and not is_ancestor(repo_path, base, head):
+        return PassResult(head=head, base=base, status="rewritten",
+                          refusal=rewrite_refusal(branch=branch, applied=base, head=head))
     head_tree = tree_id_at(repo_path, head, subdir)
     if base and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
         _remember(state_dir, branch, head)  # e.g. only audit records were committed since
@@ -189,8 +210,8 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return PassResult(head=head, base=base, status="stopped", plans=plans)
     reviewed = reviewed_plan(state_dir, head_tree)
     refused = differing(reviewed, plans) if reviewed else {}
-    applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], repo_path,
-                            on_done=on_apply, stop=stop, refused=refused)
+    applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused],
+                            options.audit_repo or repo_path, on_done=on_apply, stop=stop, refused=refused)
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
                         audit_error=applied.audit_error, audit_commit=applied.audit_commit)
     if any(r.refusal == STOPPING for r in applied.results):
