@@ -77,11 +77,11 @@ def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str,
     next time. One reconciler at a time per state directory. SIGTERM lets the stacks being
     applied finish, records them, and exits 0.
     """
-    settings = load_cli_settings(settings_file, None)
-    followed = followed_source(settings, repo_arg, branch)
     if webhook_port is not None and interval is None:
         raise click.UsageError("--webhook-port needs --watch SECONDS (a single pass has nothing to wake)")
     secret = _webhook_secret(webhook_secret_file) if webhook_port is not None else None
+    settings = load_cli_settings(settings_file, None)
+    followed = followed_source(settings, repo_arg, branch)
     stop, wake = threading.Event(), threading.Event()
 
     def terminate(*_: object) -> None:
