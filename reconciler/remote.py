@@ -78,6 +78,8 @@ def parse_repo(text: str) -> LocalRepo | RemoteRepo:
         raise RepoArgumentError(f"--repo {text}: remote helpers (<transport>::<address>) are not supported")
     colon, slash = text.find(":"), text.find("/")
     if colon > 0 and (slash < 0 or colon < slash):
+        if text.startswith("-"):  # an ssh option in disguise (`-oProxyCommand=...:x`): never a host
+            raise RepoArgumentError(f"--repo {text}: a host name cannot begin with '-'")
         return RemoteRepo(text)
     return LocalRepo(Path(text))
 

@@ -102,6 +102,9 @@ def test_merges_pushed_to_the_remote_are_applied_and_a_force_push_is_refused(own
     merged = reconcile()
     assert merged.exit_code == 0 and "1 stack(s) planned, 1 changed (since" in merged.output, merged.output
     assert _budget(endpoint) == 90000.0 and _applied_commit(tmp_path) == lowered
+    (record,) = git.Repo(tmp_path / "audit").head.commit.stats.files
+    assert str(record).endswith("-project-speech.json")
+    assert json.loads((tmp_path / "audit" / str(record)).read_text())["source_commit"] == lowered
 
     # Someone rewrites main: the applied merge is dropped and another change force-pushed in its place.
     dev.git.reset("--hard", "HEAD~1")

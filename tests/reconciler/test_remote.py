@@ -53,6 +53,7 @@ def test_what_repo_names(text: str, expected: LocalRepo | RemoteRepo) -> None:
     pytest.param("ftp://host/gov.git", "the scheme 'ftp' is not supported", id="unknown-scheme"),
     pytest.param("ext::sh -c touch% /tmp/pwned", "remote helpers", id="ext-helper-runs-commands"),
     pytest.param("  ", "--repo is empty", id="empty"),
+    pytest.param("-oProxyCommand=touch% pwned:x", "cannot begin with '-'", id="ssh-option-as-host"),
     pytest.param("ftp://me:s3cret@host/x", "ftp://***@host", id="refused-url-is-masked-too"),
 ])
 def test_what_repo_refuses(text: str, message: str) -> None:
