@@ -28,7 +28,6 @@ class Followed:
     branch: str
     state_dir: Path
     clone: RemoteClone | None = None
-    audit_repo: Path | None = None  # None: the records go to `repo`
 
     def fetch_head(self) -> str:
         """The branch's head, fetched first for a remote (under the state directory's lock: the clone
@@ -60,10 +59,11 @@ def followed_source(settings: Settings, repo_arg: str | None, branch: str) -> Fo
         return Followed(repo=where.repo, subdir=where.subdir, branch=branch, state_dir=state_dir)
     if not valid_branch(branch):
         raise click.UsageError(f"--branch {branch!r} is not a valid branch name (git check-ref-format --branch)")
-    clone = RemoteClone(url=source.url, branch=branch, path=state_dir / CLONE_DIR)
+    if branch == settings.audit_branch:
+        raise click.UsageError(f"--branch {branch} is the audit branch (audit_branch); follow the governed branch")
+    clone = RemoteClone(url=source.url, branch=branch, path=state_dir / CLONE_DIR, audit_branch=settings.audit_branch)
     return Followed(repo=clone.path, subdir=_subdir_in_remote(settings.config_dir), branch=branch,
-                    state_dir=state_dir, clone=clone,
-                    audit_repo=Path(settings.audit_repo).resolve() if settings.audit_repo else None)
+                    state_dir=state_dir, clone=clone)
 
 
 def _subdir_in_remote(config_dir: Path) -> str:

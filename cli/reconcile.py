@@ -73,9 +73,10 @@ def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str,
     fails validation and a head that does not contain the commit applied last (unless
     --allow-rewrite), plans only the stacks changed since the last commit applied in full (all
     of them on the first pass; destroys for stacks whose source left the tree), applies them in
-    dependency order and records the audit trail. A pass that fails is retried from the same base
-    next time. One reconciler at a time per state directory. SIGTERM lets the stacks being
-    applied finish, records them, and exits 0.
+    dependency order between an intent and outcome records on the audit branch (settings
+    audit_branch, default hypergov/audit; pushed to the repository's remote). A pass that fails is
+    retried from the same base next time. One reconciler at a time per state directory.
+    SIGTERM lets the stacks being applied finish, records them, and exits 0.
     """
     if webhook_port is not None and interval is None:
         raise click.UsageError("--webhook-port needs --watch SECONDS (a single pass has nothing to wake)")
@@ -131,13 +132,16 @@ def _serve_webhook(running: ExitStack, host: str, port: int, *, secret: bytes, b
 
 def _run_pass(settings: Settings, followed: Followed, stop: threading.Event, *, allow_rewrite: bool,
               fetch: bool) -> PassResult:
+    from reconciler.audit import AuditLog
     from reconciler.reconcile import PassOptions, reconcile_once
     from reconciler.render import apply_line
 
+    # With a URL the records go on the audit branch of the reconciler's clone, pushed to the remote.
+    audit = AuditLog.from_settings(settings, (settings.audit_repo or followed.repo).resolve())
     options = PassOptions(fetch=followed.clone.fetch if fetch and followed.clone else None,
-                          allow_rewrite=allow_rewrite, audit_repo=followed.audit_repo)
+                          allow_rewrite=allow_rewrite)
     return reconcile_once(followed.repo, followed.branch, followed.subdir, followed.state_dir,
-                          lambda tree, head: cli_engine(settings, tree, source_commit=head),
+                          lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=audit,
                           on_apply=lambda result: click.echo(f"  {apply_line(result)}", err=True), stop=stop,
                           options=options)
 
@@ -179,6 +183,10 @@ def _watch(settings: Settings, followed: Followed, stop: threading.Event, wake: 
 
 def _report_pass(branch: str, outcome: PassResult) -> None:
     where = f"{branch}@{outcome.head[:12]}"
+    if outcome.interrupted:
+        click.echo(f"{where}: an earlier pass was killed between its intent and outcome records; recorded as "
+                   f"interrupted and planned again: {', '.join(outcome.interrupted)}", err=True)
+    _report_records(where, outcome)
     if outcome.status == "up to date":
         click.echo(f"{where}: up to date")
     elif outcome.status == "invalid":
@@ -194,7 +202,20 @@ def _report_pass(branch: str, outcome: PassResult) -> None:
         if left:
             kind += f" ({left} stack(s) left for the next pass)"
         click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
-                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
-                   + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))
+                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)"))
         for error in outcome.errors:
             click.echo(f"  ERROR {error}", err=True)
+
+
+def _report_records(where: str, outcome: PassResult) -> None:
+    from reconciler.remote import mask_url
+
+    if outcome.records:
+        first, last = outcome.records[0]["seq"], outcome.records[-1]["seq"]
+        click.echo(f"{where}: audit records {first}{f'-{last}' if last != first else ''} written", err=True)
+    push = outcome.push
+    if push is not None and push.error:  # git's words may hold the remote's URL: masked
+        click.echo(f"{where}: WARNING {outcome.unpushed} audit record(s) not pushed (kept, pushed by a later pass): "
+                   f"{mask_url(push.error)}", err=True)
+    elif push is not None and push.pushed:
+        click.echo(f"{where}: pushed {push.pushed} audit record(s) to {push.remote}", err=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -36,7 +37,7 @@ from hypergov.gitsource import RefNotFoundError
 
 CLONE_DIR = "repo"  # under the state directory
 REMOTE = "origin"
-# The audit trail's branch; the audit settings (`audit_branch`) are its one source once they exist.
+# The audit trail's branch by default; the command passes the `audit_branch` setting.
 AUDIT_BRANCH = "hypergov/audit"
 FETCH_TIMEOUT_S = 300.0
 SCHEMES = ("https", "http", "ssh", "git", "file", "git+ssh", "ssh+git")
@@ -118,11 +119,12 @@ def clone_verdict(*, existing_url: str | None, wanted: str, has_refs: bool) -> C
 
 
 def fetch_refspecs(branch: str, audit_branch: str) -> tuple[str, ...]:
-    """Pure: the followed branch (exact: a missing branch is an error) and the audit branch (a
-    pattern, so that a remote without one yet is no error; it matches only names that begin with
-    the audit branch's)."""
+    """Pure: the followed branch (exact: a missing branch is an error; forced: the remote is the
+    truth, a rewrite is caught against the applied commit) and the audit branch (a pattern, so that
+    a remote without one yet is no error; it matches only names that begin with the audit branch's;
+    not forced: a rewritten remote audit branch is never taken over, the audit push reports it)."""
     return (f"+refs/heads/{branch}:refs/heads/{branch}",
-            f"+refs/heads/{audit_branch}*:refs/remotes/{REMOTE}/{audit_branch}*")
+            f"refs/heads/{audit_branch}*:refs/remotes/{REMOTE}/{audit_branch}*")
 
 
 def rewrite_refusal(*, branch: str, applied: str, head: str) -> str:
@@ -168,9 +170,18 @@ class RemoteClone:
     def fetch(self) -> str:
         """Create or check the clone, fetch, and return the followed branch's head."""
         self._prepare()
-        self._git("fetch", "--prune", "--no-tags", "--quiet", REMOTE, *fetch_refspecs(self.branch, self.audit_branch),
-                  remote=True)
+        # Not --quiet: git then says nothing about a rejected ref, which `_audit_rejected` reads.
+        self._git("fetch", "--prune", "--no-tags", REMOTE, *fetch_refspecs(self.branch, self.audit_branch),
+                  remote=True, tolerate=self._audit_rejected)
         return self.head()
+
+    def _audit_rejected(self, stderr: str) -> bool:
+        """Pure: the fetch failed only because the remote's audit branch is no continuation of the
+        one fetched before (the followed branch was updated): the audit push says so on its own."""
+        lines = [ln for ln in stderr.splitlines() if ln.strip()]
+        rejected = [ln for ln in lines if "[rejected]" in ln]
+        return bool(rejected) and all(f"-> {REMOTE}/{self.audit_branch}" in ln for ln in rejected) and not any(
+            ln.startswith(("fatal:", "error:")) for ln in lines)
 
     def head(self) -> str:
         """The followed branch's head as last fetched (no network)."""
@@ -219,7 +230,7 @@ class RemoteClone:
                                      "clones again")
         return str(url)
 
-    def _git(self, *args: str, remote: bool = False) -> str:
+    def _git(self, *args: str, remote: bool = False, tolerate: Callable[[str], bool] | None = None) -> str:
         command = ["git", f"--git-dir={self.path}", *args]
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}  # English: classified by its words
         what = f"git {args[0]} from {self.shown_url}" if remote else f"git {args[0]} in {self.path}"
@@ -229,7 +240,7 @@ class RemoteClone:
         except subprocess.TimeoutExpired as exc:
             text = f"{what} timed out after {self.timeout_s:.0f} s"
             raise RemoteGitError(text, classify_git_output(text, prefix="", reason="remote")) from exc
-        if done.returncode == 0:
+        if done.returncode == 0 or (tolerate is not None and tolerate(done.stderr)):
             return done.stdout
         said = mask_url(done.stderr.strip() or f"exit status {done.returncode}", self.url)
         if remote and f"couldn't find remote ref refs/heads/{self.branch}" in said:

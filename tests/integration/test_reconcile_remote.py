@@ -5,7 +5,7 @@ commit kept) and applied with `--allow-rewrite`. Over `git daemon` on loopback, 
 a real process: a webhook delivery with a bad signature gets 401 and is logged; the remote goes
 away, a merge is pushed and a good delivery wakes the loop (202), whose fetches fail as temporary
 and back off; the remote comes back and the next pass applies the merge. Results are read with
-boto3 from the endpoint. The audit records go to a local repository (`audit_repo`) here."""
+boto3 from the endpoint; the audit records are read with git from the remote's audit branch."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from click.testing import CliRunner, Result
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
-from tests.integration.conftest import CONFIG, CREDENTIALS
-from tests.integration.test_reconcile import ACTOR, _budget, _commit, _governance_repo
+from tests.integration.conftest import CONFIG, CREDENTIALS, audit_records
+from tests.integration.test_reconcile import _budget, _commit, _governance_repo
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,18 +56,10 @@ def _remote(root: Path) -> tuple[Path, git.Repo]:
     return bare, dev
 
 
-def _audit_repo(root: Path) -> Path:
-    repo = git.Repo.init(root / "audit", initial_branch="main")
-    (root / "audit" / "README").write_text("audit records\n")
-    repo.index.add(["README"])
-    repo.index.commit("start", author=ACTOR, committer=ACTOR)
-    return root / "audit"
-
-
 def _env(endpoint: EmbeddedAwsProcess, root: Path) -> dict[str, str]:
     return {**CREDENTIALS, "HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_AWS_MAX_RETRIES": "3",
             "HYPERGOV_STATE_DIR": str(root / "state"), "HYPERGOV_SETTINGS": str(root / "none.yaml"),
-            "HYPERGOV_CONFIG_DIR": "config", "HYPERGOV_AUDIT_REPO": str(_audit_repo(root)),
+            "HYPERGOV_CONFIG_DIR": "config",
             "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
@@ -102,9 +94,11 @@ def test_merges_pushed_to_the_remote_are_applied_and_a_force_push_is_refused(own
     merged = reconcile()
     assert merged.exit_code == 0 and "1 stack(s) planned, 1 changed (since" in merged.output, merged.output
     assert _budget(endpoint) == 90000.0 and _applied_commit(tmp_path) == lowered
-    (record,) = git.Repo(tmp_path / "audit").head.commit.stats.files
-    assert str(record).endswith("-project-speech.json")
-    assert json.loads((tmp_path / "audit" / str(record)).read_text())["source_commit"] == lowered
+    pushed = audit_records(bare)  # on the remote's audit branch, pushed by the reconciler
+    assert [(r["type"], r.get("stack")) for r in pushed if r.get("source_commit") == lowered] == [
+        ("intent", None), ("outcome", "project-speech")]
+    assert pushed[-1]["outcome"] == "applied" and pushed[-1]["source_author"] == "platform-admin <admin@example.com>"
+    assert git.Repo(bare).commit("main").hexsha == lowered  # the governed branch holds no audit commit
 
     # Someone rewrites main: the applied merge is dropped and another change force-pushed in its place.
     dev.git.reset("--hard", "HEAD~1")
@@ -115,6 +109,8 @@ def test_merges_pushed_to_the_remote_are_applied_and_a_force_push_is_refused(own
     assert f"last applied commit {lowered[:12]} is not an ancestor of the new head {rewritten[:12]}" in refused.output
     assert "--allow-rewrite" in refused.output and "Traceback" not in refused.output
     assert _budget(endpoint) == 90000.0 and _applied_commit(tmp_path) == lowered  # nothing applied
+    refusal = audit_records(bare)[-1]  # recorded, and pushed
+    assert (refusal["type"], refusal["source_commit"], refusal["applied_commit"]) == ("refused", rewritten, lowered)
 
     allowed = reconcile("--allow-rewrite")
     assert allowed.exit_code == 0, allowed.output
@@ -134,8 +130,8 @@ def _free_port() -> int:
 
 
 class GitDaemon:
-    """`git daemon` serving the remote's directory read-only on a fixed loopback port (it takes no
-    port 0), stopped and started again on the same port."""
+    """`git daemon` serving the remote's directory on a fixed loopback port (it takes no port 0),
+    pushes enabled (the audit branch), stopped and started again on the same port."""
 
     def __init__(self, base: Path) -> None:
         self.base, self.port = base, _free_port()
@@ -146,9 +142,9 @@ class GitDaemon:
         return f"git://127.0.0.1:{self.port}/gov.git"
 
     def start(self) -> GitDaemon:
-        self.process = subprocess.Popen(["git", "daemon", "--export-all", "--reuseaddr", f"--base-path={self.base}",
-                                         "--listen=127.0.0.1", f"--port={self.port}", str(self.base)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = ["git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr", f"--base-path={self.base}",
+                   "--listen=127.0.0.1", f"--port={self.port}", str(self.base)]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while subprocess.run(["git", "ls-remote", self.url], capture_output=True, check=False).returncode:
             assert time.monotonic() < deadline and self.process.poll() is None, "git daemon did not start"
@@ -224,4 +220,7 @@ def test_the_watch_loop_over_git_daemon_survives_the_remote_going_away_and_wakes
             reconciler.kill()
     said = log.read_text()
     assert "1 stack(s) planned, 1 changed" in said[applied:] and "Traceback" not in said
+    assert "pushed 2 audit record(s) to origin" in said[applied:]  # over git://, once the remote was back
+    assert [(r["type"], r.get("stack")) for r in audit_records(bare) if r.get("source_commit") == lowered] == [
+        ("intent", None), ("outcome", "project-speech")]
     assert SECRET not in said and "reconciler stopped (SIGTERM)" in said

@@ -88,9 +88,9 @@ def test_what_happens_to_an_existing_clone(existing: str | None, wanted: str, ha
     assert clone_verdict(existing_url=existing, wanted=wanted, has_refs=has_refs) == verdict
 
 
-def test_refspecs_fetch_the_branch_exactly_and_the_audit_branch_as_a_tracking_ref() -> None:
+def test_refspecs_fetch_the_branch_forced_and_the_audit_branch_as_a_tracking_ref_never_forced() -> None:
     assert fetch_refspecs("main", "hypergov/audit") == (
-        "+refs/heads/main:refs/heads/main", "+refs/heads/hypergov/audit*:refs/remotes/origin/hypergov/audit*")
+        "+refs/heads/main:refs/heads/main", "refs/heads/hypergov/audit*:refs/remotes/origin/hypergov/audit*")
 
 
 @pytest.mark.parametrize(("name", "ok"), [
@@ -219,3 +219,20 @@ def test_the_url_is_written_to_the_config_never_to_gits_command_line(tmp_path: P
         clone.fetch()
     assert seen and not any(url in " ".join(command) for command in seen)
     assert git.Repo(clone.path).remote("origin").url == url
+
+
+def test_a_rewritten_remote_audit_branch_is_not_taken_over_and_the_branch_still_follows(tmp_path: Path) -> None:
+    """The audit trail's tracking ref only moves forward (its push refuses a rewritten remote
+    audit branch and says so); the followed branch is fetched all the same."""
+    bare, dev = _remote(tmp_path)
+    dev.git.push("origin", f"HEAD:refs/heads/{AUDIT_BRANCH}")
+    clone = RemoteClone(url=bare.as_uri(), branch="main", path=tmp_path / "repo")
+    clone.fetch()
+    tracked = git.Repo(clone.path).commit(f"refs/remotes/origin/{AUDIT_BRANCH}").hexsha
+    dev.git.checkout("--orphan", "forged")
+    forged = _push(dev, "records.txt", "forged", branch=AUDIT_BRANCH + "-tmp")
+    dev.git.push("--force", "origin", f"{forged}:refs/heads/{AUDIT_BRANCH}")
+    dev.git.checkout("main")
+    merged = _push(dev, "a.txt", "two")
+    assert clone.fetch() == merged
+    assert git.Repo(clone.path).commit(f"refs/remotes/origin/{AUDIT_BRANCH}").hexsha == tracked
