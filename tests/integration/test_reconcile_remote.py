@@ -220,7 +220,7 @@ def test_the_watch_loop_over_git_daemon_survives_the_remote_going_away_and_wakes
             reconciler.kill()
     said = log.read_text()
     assert "1 stack(s) planned, 1 changed" in said[applied:] and "Traceback" not in said
-    assert "pushed 2 audit record(s) to origin" in said[applied:]  # over git://, once the remote was back
+    assert "pushed 2 audit record(s) to origin" in said[failed:applied]  # over git://, once the remote was back
     assert [(r["type"], r.get("stack")) for r in audit_records(bare) if r.get("source_commit") == lowered] == [
         ("intent", None), ("outcome", "project-speech")]
     assert SECRET not in said and "reconciler stopped (SIGTERM)" in said
