@@ -47,8 +47,16 @@ _ACCESS_DENIED = frozenset({
     "InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException", "SignatureDoesNotMatch",
     "AuthFailure", "NotAuthorized", "UnauthorizedException", "AccessDeniedForDependencyException"})
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_GIT_TEMPORARY = re.compile(r"Could not resolve host|Connection timed out|Connection refused|"
-                            r"unable to access|early EOF|The remote end hung up|index\.lock", re.IGNORECASE)
+# Git's errors: a remote that cannot be reached (or a lock another git process holds) is
+# temporary; a remote that answered "no" (bad credentials, no such repository or branch) is not.
+_GIT_PERMANENT = re.compile(r"Authentication failed|Permission denied|could not read Username|"
+                            r"terminal prompts disabled|Repository not found|does not appear to be a git repository|"
+                            r"couldn't find remote ref|returned error: 4(?!29)\d\d|not a git repository|"
+                            r"Host key verification failed", re.IGNORECASE)
+_GIT_TEMPORARY = re.compile(r"Could not resolve host|Temporary failure in name resolution|Connection timed out|"
+                            r"Connection refused|Connection reset|unable to connect|unable to look up|timed out|"
+                            r"returned error: (5\d\d|429)|unable to access|early EOF|The remote end hung up|"
+                            r"index\.lock|cannot lock ref", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -201,9 +209,16 @@ def _git(exc: BaseException) -> Failure | None:
     module = type(exc).__module__
     if not module.startswith("git"):
         return None
-    stderr = str(getattr(exc, "stderr", "") or exc).strip()
-    text = f"git: {' '.join(stderr.split())}"
-    return temporary(text, "git") if _GIT_TEMPORARY.search(stderr) else permanent(text, "git")
+    return classify_git_output(str(getattr(exc, "stderr", "") or exc))
+
+
+def classify_git_output(stderr: str, *, prefix: str = "git: ", reason: str = "git") -> Failure:
+    """A failed git command, from what it printed: temporary when the remote could not be reached
+    (or another git process holds a lock), permanent when it answered with a refusal."""
+    text = f"{prefix}{' '.join(stderr.split())}"
+    if _GIT_PERMANENT.search(stderr) or not _GIT_TEMPORARY.search(stderr):
+        return permanent(text, reason)
+    return temporary(text, reason)
 
 
 def _pulumi(exc: BaseException) -> Failure | None:

@@ -10,12 +10,14 @@ decision (`after_pass`) says what happens next:
 - permanent failure (an invalid tree, access denied, a missing provider mirror): reported once,
   then the loop waits for a new commit on the branch instead of failing the same way forever.
 SIGTERM sets `stop`: a running apply finishes the stacks it has started, records them in the
-audit commit and starts no other; then the loop returns.
+audit commit and starts no other; then the loop returns. `wake` (set by the webhook on a push)
+cuts any wait short: the next pass starts at once; the periodic pass stays as the safety net.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -45,17 +47,33 @@ def after_pass(kind: FailureKind | None, failure: Failure | None, *, interval_s:
     return Decision("wait-for-commit" if head_known else "steady", interval_s)
 
 
+def pause(delay_s: float, *, stop: threading.Event, wake: threading.Event | None) -> None:
+    """Wait `delay_s`, or less when `stop` or `wake` is set (a wake is consumed)."""
+    if wake is None:
+        stop.wait(delay_s)
+        return
+    deadline = time.monotonic() + delay_s
+    while not stop.is_set():
+        left = deadline - time.monotonic()
+        # Slices of at most a second: `stop` is seen soon even if whoever set it did not set `wake`.
+        if left <= 0 or wake.wait(min(left, 1.0)):
+            break
+    wake.clear()
+
+
 def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], interval_s: float, backoff: Backoff,
           stop: threading.Event, on_pass: Callable[[PassResult], None],
-          on_failure: Callable[[Failure], None], on_wait: Callable[[Decision], None]) -> None:
-    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it)."""
+          on_failure: Callable[[Failure], None], on_wait: Callable[[Decision], None],
+          wake: threading.Event | None = None) -> None:
+    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it).
+    `head_of` runs first in every round (for a remote: the fetch), then the pass."""
     blocked_head: str | None = None  # a head that failed permanently: wait for another one
     while not stop.is_set():
         head: str | None = None
         try:
             head = head_of()
             if head == blocked_head:
-                stop.wait(interval_s)
+                pause(interval_s, stop=stop, wake=wake)
                 continue
             blocked_head = None
             outcome = run_pass()
@@ -75,4 +93,4 @@ def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], int
         if stop.is_set():
             return
         on_wait(decision)
-        stop.wait(decision.delay_s)
+        pause(decision.delay_s, stop=stop, wake=wake)

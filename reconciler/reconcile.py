@@ -8,7 +8,9 @@ stack on the first pass, plus destroys for stacks whose source left the tree, pl
 interrupted apply left); apply in dependency order between an `intent` and the `outcome` records
 (`reconciler.write_ahead`); remember the head as applied only when every stack succeeded, so a
 failed pass is retried from the same base next time; push the audit branch. One reconciler at a
-time per state directory.
+time per state directory. A head that does not contain the commit applied last (a force-push, a
+reset) is refused ("rewritten", a `refused` record) unless the caller allows it: what was applied
+is no longer in the branch's history.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler import failpoints
-from reconciler.audit import AuditLog, commit_author, rejected_payload
+from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
+from reconciler.remote import is_ancestor, rewrite_refusal
 from reconciler.reviewed import differing, reviewed_plan
 from reconciler.write_ahead import apply_audited, resolve_interrupted
 from stacks.affected import affected_stacks
@@ -44,7 +47,7 @@ from stacks.spec import plan_stacks
 STATE_FILE = "reconciler.json"
 LOCK_FILE = "reconciler.lock"
 
-PassStatus = Literal["up to date", "applied", "invalid", "plan failed", "apply failed", "stopped"]
+PassStatus = Literal["up to date", "applied", "invalid", "rewritten", "plan failed", "apply failed", "stopped"]
 EngineFactory = Callable[[GovernanceTree, str], Engine]  # (tree, source commit) -> engine
 
 
@@ -78,6 +81,7 @@ class PassResult:
     interrupted: tuple[StackName, ...] = ()  # stacks a killed process left between intent and outcome
     push: PushOutcome | None = None  # the audit branch's push at the end of the pass
     unpushed: int = 0  # audit records still waiting to be pushed
+    refusal: str | None = None  # why the whole pass was refused ("rewritten"), for people
 
     @property
     def ok(self) -> bool:
@@ -96,7 +100,7 @@ class PassResult:
         (every failure of the pass is temporary); permanent when it needs a new commit or a person."""
         if self.ok or self.status == "stopped":
             return None
-        if self.status == "invalid" or self.audit_error:
+        if self.status in ("invalid", "rewritten") or self.audit_error:
             return "permanent"
         found = [*self.failures.values(), *(f for r in self.results for f in r.failures)]
         refused = [r for r in self.results if r.refusal and not r.refusal.startswith("not applied:")]
@@ -183,16 +187,28 @@ def _write_state(state_dir: Path, data: dict[str, Any]) -> None:
     tmp.replace(path)  # atomic: a crash leaves the old record, never half a file
 
 
+@dataclass(frozen=True)
+class PassOptions:
+    """How a pass gets and judges its head, beyond the local repository's branch."""
+
+    fetch: Callable[[], object] | None = None  # called under the lock first: a remote's fetch into `repo_path`
+    allow_rewrite: bool = False  # apply a head that does not contain the commit applied last
+
+
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
                    *, audit: AuditLog | None = None, on_apply: Callable[[ApplyResult], None] | None = None,
-                   stop: threading.Event | None = None) -> PassResult:
+                   stop: threading.Event | None = None, options: PassOptions | None = None) -> PassResult:
     """One pass. Raises only for what ends the pass before any stack is touched (busy, the branch
-    or the reconciler's record unreadable, Git errors, an engine that cannot be built, the intent
-    record refused). With `audit`, first resolves an intent a killed process left without an
-    outcome, and last pushes the audit branch (a failed push is reported, the records stay local)."""
+    or the reconciler's record unreadable, Git errors, a remote that cannot be fetched, an engine
+    that cannot be built, the intent record refused). With `audit`, first resolves an intent a
+    killed process left without an outcome, and last pushes the audit branch (a failed push is
+    reported, the records stay local). `options.fetch` runs first, under the lock."""
+    options = options or PassOptions()
     with exclusive(state_dir):
+        if options.fetch is not None:
+            options.fetch()
         interrupted = resolve_interrupted(audit, keep=lambda s: _keep_replan(state_dir, branch, s)) if audit else []
-        result = _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit)
+        result = _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options)
         result.interrupted = tuple(interrupted)
         if audit is not None:
             if result.records:
@@ -204,7 +220,7 @@ def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, e
 
 def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
           on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
-          audit: AuditLog | None) -> PassResult:
+          audit: AuditLog | None, options: PassOptions) -> PassResult:
     repo = git.Repo(repo_path)
     try:
         head = str(repo.commit(branch).hexsha)
@@ -214,6 +230,11 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     replan = replan_stacks(state_dir, branch)
     if base == head and not replan:
         return PassResult(head=head, base=base, status="up to date")
+    if base and not options.allow_rewrite and not is_ancestor(repo_path, base, head):
+        result = PassResult(head=head, base=base, status="rewritten",
+                            refusal=rewrite_refusal(branch=branch, applied=base, head=head))
+        result.records = _record_refused(audit, repo_path, branch, head, base, result.refusal or "")
+        return result
     head_tree = tree_id_at(repo_path, head, subdir)
     if base and not replan and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
         _remember(state_dir, branch, head)  # e.g. only files outside the tree were committed since
@@ -270,6 +291,18 @@ def _record_rejected(audit: AuditLog | None, repo_path: Path, branch: str, head:
         return []
     return audit.write([rejected_payload(branch=branch, head=head, source_author=commit_author(repo_path, head),
                                          problems=problems)], subject=f"rejected {head[:12]}")
+
+
+def _record_refused(audit: AuditLog | None, repo_path: Path, branch: str, head: str, applied: str,
+                    why: str) -> list[dict[str, Any]]:
+    """A `refused` record for a rewritten head, once per head (as `_record_rejected`)."""
+    if audit is None:
+        return []
+    last = audit.last_own()
+    if last is not None and (last.get("type"), last.get("source_commit")) == ("refused", head):
+        return []
+    return audit.write([refused_payload(branch=branch, head=head, source_author=commit_author(repo_path, head),
+                                        reason=why, applied_commit=applied)], subject=f"refused {head[:12]}")
 
 
 def _valid_tree_at(repo_path: Path, commit: str | None, subdir: str) -> GovernanceTree | None:

@@ -104,3 +104,61 @@ def test_stop_ends_the_loop_without_another_pass() -> None:
     loop.stop.set()
     loop.go()
     assert loop.passes == [] and loop.waits == []
+
+
+def test_a_rewritten_history_is_permanent_and_waits_for_a_new_commit() -> None:
+    rewritten = PassResult(head="a" * 40, base="c" * 40, status="rewritten", refusal="history rewritten")
+    assert rewritten.failure_kind == "permanent" and not rewritten.ok
+    loop = Loop(script=[lambda: rewritten, lambda: _applied("b" * 40)], heads=["a" * 40, "a" * 40, "b" * 40]).go()
+    assert [p.status for p in loop.passes] == ["rewritten", "applied"] and loop.waits[0].next == "wait-for-commit"
+
+
+def test_a_fetch_that_cannot_reach_the_remote_backs_off_then_the_pass_applies() -> None:
+    """`head_of` is the remote's fetch: when it fails temporarily the loop retries it with backoff."""
+    from reconciler.remote import RemoteGitError
+
+    down = RemoteGitError("git fetch from git://127.0.0.1:9418/gov.git failed: Connection refused",
+                          temporary("git fetch failed: Connection refused", "remote"))
+    loop = Loop(script=[_applied])
+    looks = iter([down, down, "a" * 40])
+
+    def fetch() -> str:
+        look = next(looks)
+        if isinstance(look, Exception):
+            raise look
+        return look
+
+    watch(run_pass=loop.run_pass, head_of=fetch, interval_s=0.001, backoff=Backoff(base_s=0.001, cap_s=0.004),
+          stop=loop.stop, on_pass=loop.passes.append, on_failure=loop.failures.append, on_wait=loop.waits.append)
+    assert [(f.kind, f.reason) for f in loop.failures] == [("temporary", "remote")] * 2
+    assert [w.next for w in loop.waits] == ["retry", "retry"] and [p.status for p in loop.passes] == ["applied"]
+
+
+def test_a_wake_cuts_the_steady_wait_short() -> None:
+    """The interval is an hour; the webhook's wake (set here after the first pass) starts the next
+    pass at once. A watchdog stops the loop if the wake were ignored, and the assertion then fails."""
+    wake = threading.Event()
+    loop = Loop(script=[_applied, _applied])
+    watchdog = threading.Timer(60.0, loop.stop.set)
+    watchdog.start()
+
+    def on_pass(result: PassResult) -> None:
+        loop.passes.append(result)
+        wake.set()
+
+    try:
+        watch(run_pass=loop.run_pass, head_of=loop.head_of, interval_s=3600.0, backoff=Backoff(), stop=loop.stop,
+              on_pass=on_pass, on_failure=loop.failures.append, on_wait=loop.waits.append, wake=wake)
+    finally:
+        watchdog.cancel()
+    assert [p.status for p in loop.passes] == ["applied", "applied"] and [w.next for w in loop.waits] == ["steady"]
+
+
+def test_stop_ends_a_wait_even_when_the_wake_is_not_set() -> None:
+    """SIGTERM sets `stop` (and the CLI sets `wake` too); a stop alone is seen within a slice."""
+    from reconciler.daemon import pause
+
+    stop, wake = threading.Event(), threading.Event()
+    threading.Timer(0.05, stop.set).start()
+    pause(3600.0, stop=stop, wake=wake)
+    assert stop.is_set()

@@ -55,6 +55,19 @@ def _client_error(code: str, status: int, operation: str = "CreateComputeQuota")
                                      "Could not resolve host: x"), "temporary", "git", id="git-network"),
     pytest.param(git.GitCommandError(["git", "commit"], 1, stderr="error: gpg failed to sign the data"),
                  "permanent", "git", id="git-signing"),
+    # A remote that cannot be reached is temporary; one that answers "no" is not (git's messages, LC_ALL=C).
+    pytest.param(git.GitCommandError(["git", "fetch"], 128, stderr="fatal: unable to connect to 127.0.0.1:\n"
+                                     "127.0.0.1[0: 127.0.0.1]: errno=Connection refused"), "temporary", "git",
+                 id="git-daemon-down"),
+    pytest.param(git.GitCommandError(["git", "fetch"], 128, stderr="fatal: unable to access 'https://h/g.git/': "
+                                     "The requested URL returned error: 503"), "temporary", "git", id="git-http-503"),
+    pytest.param(git.GitCommandError(["git", "fetch"], 128, stderr="fatal: unable to access 'https://h/g.git/': "
+                                     "The requested URL returned error: 403"), "permanent", "git", id="git-http-403"),
+    pytest.param(git.GitCommandError(["git", "fetch"], 128, stderr="fatal: Authentication failed for "
+                                     "'https://h/g.git/'"), "permanent", "git", id="git-auth-failed"),
+    pytest.param(git.GitCommandError(["git", "fetch"], 128, stderr="git@h: Permission denied (publickey).\r\n"
+                                     "fatal: Could not read from remote repository."), "permanent", "git",
+                 id="git-ssh-key-refused"),
     pytest.param(ConcurrentUpdateError(CommandResult(stdout="", stderr="the stack is currently locked", code=255)),
                  "temporary", "state-lock", id="pulumi-concurrent-update"),
     pytest.param(CompilationError(CommandResult(stdout="", stderr="Build FAILED.", code=1)), "permanent",
