@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE, exclusive
-from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
+from tests.integration.conftest import CONFIG, CREDENTIALS, PROD, REGION, audit_records
 
 pytestmark = pytest.mark.integration
 ACTOR = git.Actor("platform-admin", "admin@example.com")
@@ -145,9 +145,11 @@ def test_an_unreadable_record_is_a_clear_error(endpoint: EmbeddedAwsProcess, tmp
 
 
 @pytest.fixture
-def own_endpoint() -> Iterator[EmbeddedAwsProcess]:
+def own_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAwsProcess]:
     """An endpoint of its own: the module's already holds the trimmed tree applied from another
     state directory (a first pass here would find every object existing)."""
+    for key, value in CREDENTIALS.items():  # as the module's endpoint sets them: also when run alone
+        monkeypatch.setenv(key, value)
     process = EmbeddedAwsProcess(seed_config=CONFIG).start()
     try:
         yield process
@@ -163,7 +165,8 @@ def test_what_was_reviewed_is_what_gets_applied(own_endpoint: EmbeddedAwsProcess
     endpoint = own_endpoint
     repo = _governance_repo(tmp_path / "gov")
     env = _env(endpoint, tmp_path)
-    assert _reconcile(env).exit_code == 0
+    first = _reconcile(env)
+    assert first.exit_code == 0, first.output
     repo.git.checkout("-b", "lower-budget")
     _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 120000", b"monthly_usd: 80000", "speech: lower")
     runner = CliRunner()
