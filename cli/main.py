@@ -125,8 +125,9 @@ def _add_engine_commands() -> None:
     from cli.drift import drift_cmd
     from cli.plan import COMMANDS  # the engines sit above the stacks
     from cli.reconcile import reconcile_cmd
+    from cli.status import status_cmd
 
-    for command in (*COMMANDS, drift_cmd, reconcile_cmd):
+    for command in (*COMMANDS, drift_cmd, reconcile_cmd, status_cmd):
         main.add_command(command)
 
 

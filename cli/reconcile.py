@@ -2,7 +2,8 @@
 
 One pass exits 0 applied or up to date, 1 refused or failed, 75 busy. With `--watch` nothing a
 pass does ends the loop (`reconciler.daemon`); SIGTERM stops it after the running stacks finish
-(exit 0), Ctrl-C at once (130).
+(exit 0), Ctrl-C at once (130). The daemon's options (metrics port, JSON logs, scheduled drift)
+are checked here; what each pass says and counts is `cli.watch`.
 """
 
 from __future__ import annotations
@@ -10,26 +11,67 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.plan import EXIT_BUSY, cli_engine, cli_errors, load_cli_settings
-from engines.schedule import STOPPING
+from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings
+from cli.watch import Daemon, DriftOptions
 from engines.settings import Settings
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
-from hypergov.problems import format_problem
-from reconciler.render import apply_line
+from reconciler.drift_schedule import DURATION_HELP, parse_duration
+from reconciler.logs import EventLog, LogFormat, configure
+from reconciler.metrics import ReconcilerMetrics
 
 if TYPE_CHECKING:
-    from reconciler.daemon import Decision
-    from reconciler.reconcile import PassResult
+    from reconciler.observe_http import ObserveServer
 
 
-@click.command("reconcile", epilog="Exit status (one pass): 0 applied or up to date, 1 refused or failed (usage "
-               "included), 75 another reconciler pass or hypergov apply holds the state directory. With --watch: "
-               "0 after SIGTERM, 130 after Ctrl-C; a failed pass never ends the loop.")
+class Duration(click.ParamType[float, Any]):
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    metrics_port: int | None
+    metrics_host: str
+    drift: DriftOptions | None
+
+    @classmethod
+    def checked(cls, *, interval: float | None, metrics_port: int | None, metrics_host: str,
+                drift_every: float | None, remediate: bool, report: Path | None) -> DaemonOptions:
+        """The daemon-only options make sense only with --watch (and the drift ones with --drift-every)."""
+        daemon_only = [name for name, given in (("--metrics-port", metrics_port is not None),
+                                                ("--drift-every", drift_every is not None)) if given]
+        if daemon_only and interval is None:
+            raise click.UsageError(f"{' and '.join(daemon_only)} need --watch SECONDS (they belong to the daemon)")
+        needs_drift = [name for name, given in (("--remediate-drift", remediate), ("--drift-report", report))
+                       if given]
+        if needs_drift and drift_every is None:
+            raise click.UsageError(f"{' and '.join(needs_drift)} need --drift-every DURATION")
+        drift = DriftOptions(drift_every, remediate, report) if drift_every is not None else None
+        return cls(metrics_port, metrics_host, drift)
+
+
+EPILOG = ("Exit status (one pass): 0 applied or up to date, 1 refused or failed (usage included), 75 another "
+          "reconciler pass or hypergov apply holds the state directory. With --watch: 0 after SIGTERM, 130 after "
+          "Ctrl-C; a failed pass or drift scan never ends the loop. With --metrics-port: GET /metrics "
+          "(Prometheus), /healthz (200 while the process runs), /readyz (503 with the reason after a permanent "
+          "failure of the last pass or drift scan).")
+
+
+@click.command("reconcile", epilog=EPILOG)
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: ./hypergov.yaml if present).")
 @click.option("--repo", "repo_path", type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -41,9 +83,24 @@ if TYPE_CHECKING:
               "after a permanent one the loop waits for a new commit on the branch.")
 @click.option("--max-backoff", "max_backoff", type=click.FloatRange(min=0.1), default=300.0, show_default=True,
               metavar="SECONDS", help="Longest wait between retries of a temporary failure.")
+@click.option("--metrics-port", type=click.IntRange(0, 65535), metavar="PORT",
+              help="With --watch: serve /metrics, /healthz and /readyz on this port (0: any free port, logged).")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="Address the metrics port listens on (0.0.0.0 in a container).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: lines for people; json: one JSON object per event on stderr (ts, level, event, branch, "
+              "commit, stack and the event's fields).")
+@click.option("--drift-every", type=Duration(), metavar="DURATION",
+              help=f"With --watch: run the live drift scan against the last applied tree in the gaps between "
+              f"passes, at most this often ({DURATION_HELP}).")
+@click.option("--remediate-drift", is_flag=True, help="Repair what a scheduled scan finds changed, missing or "
+              "unbounded by an audited apply, as drift --remediate does.")
+@click.option("--drift-report", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Rewrite this Markdown report (atomically) after each scheduled scan.")
 @cli_errors
 def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: str, interval: float | None,
-                  max_backoff: float) -> None:
+                  max_backoff: float, metrics_port: int | None, metrics_host: str, log_format: LogFormat,
+                  drift_every: float | None, remediate_drift: bool, drift_report: Path | None) -> None:
     """Apply the head of the governance branch: what a merge does.
 
     Reads the tree from the branch's head commit (not the working copy), refuses a tree that
@@ -55,89 +112,75 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     """
     from reconciler.audit import AuditRepoError, find_audit_repo
 
+    options = DaemonOptions.checked(interval=interval, metrics_port=metrics_port, metrics_host=metrics_host,
+                                    drift_every=drift_every, remediate=remediate_drift, report=drift_report)
     settings = load_cli_settings(settings_file, None)
     try:
         repo = (repo_path or find_audit_repo(settings.config_dir, settings.audit_repo)).resolve()
         where = locate_tree(settings.config_dir, repo=repo)
     except (AuditRepoError, NotInRepositoryError) as exc:
         raise click.UsageError(str(exc)) from exc
+    log = EventLog(configure(log_format), branch=branch)
     stop = threading.Event()
+    daemon = Daemon(settings=settings, repo=where.repo, subdir=where.subdir, branch=branch, stop=stop, log=log,
+                    metrics=_metrics(settings), drift=options.drift)
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         if interval is None:
-            sys.exit(_one_pass(settings, where.repo, where.subdir, branch, stop))
-        _watch(settings, where.repo, where.subdir, branch, stop, interval=interval, max_backoff=max_backoff)
+            sys.exit(_one_pass(daemon))
+        with ExitStack() as running:
+            if options.metrics_port is not None:
+                running.callback(_serve(daemon, options.metrics_host, options.metrics_port).close)
+            _watch(daemon, interval=interval, max_backoff=max_backoff)
     except KeyboardInterrupt:
-        click.echo("reconciler stopped (interrupted)", err=True)
+        log.event("reconciler.stopped", "reconciler stopped (interrupted)", reason="interrupted")
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    click.echo("reconciler stopped (SIGTERM)", err=True)
+    log.event("reconciler.stopped", "reconciler stopped (SIGTERM)", reason="SIGTERM")
 
 
-def _run_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> PassResult:
-    from reconciler.reconcile import reconcile_once
+def _metrics(settings: Settings) -> ReconcilerMetrics:
+    from reconciler.status import unpushed_records
 
-    return reconcile_once(repo, branch, subdir, Path(settings.state_dir).resolve(),
-                          lambda tree, head: cli_engine(settings, tree, source_commit=head),
-                          on_apply=lambda result: click.echo(f"  {apply_line(result)}", err=True), stop=stop)
+    state_dir = Path(settings.state_dir).resolve()
+    return ReconcilerMetrics(unpushed=lambda: unpushed_records(state_dir))
 
 
-def _one_pass(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event) -> int:
+def _serve(daemon: Daemon, host: str, port: int) -> ObserveServer:
+    from reconciler.observe_http import serve
+
+    try:
+        server = serve(daemon.metrics, host=host, port=port)
+    except OSError as exc:  # taken, or not an address of this machine
+        raise click.UsageError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}; choose another "
+                               "--metrics-port (0 picks a free one) or --metrics-host") from exc
+    daemon.log.event("metrics.listening", f"metrics on http://{host}:{server.port}/metrics (/healthz, /readyz)",
+                     host=host, port=server.port)
+    return server
+
+
+def _one_pass(daemon: Daemon) -> int:
     from reconciler.reconcile import ReconcilerBusyError
 
     try:
-        outcome = _run_pass(settings, repo, subdir, branch, stop)
+        outcome = daemon.run_pass()
     except ReconcilerBusyError as exc:
-        click.echo(str(exc), err=True)
+        daemon.log.event("pass.failed", str(exc), kind="temporary", reason="busy")
         return EXIT_BUSY
     except RefNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
-    _report_pass(branch, outcome)
+    daemon.passed(outcome)
     return 0 if outcome.ok or outcome.status == "stopped" else 1
 
 
-def _watch(settings: Settings, repo: Path, subdir: str, branch: str, stop: threading.Event, *, interval: float,
-           max_backoff: float) -> None:
-    import git
-
+def _watch(daemon: Daemon, *, interval: float, max_backoff: float) -> None:
     from engines.outcomes import Backoff
     from reconciler.daemon import watch
 
-    def head_of() -> str:
-        try:
-            return str(git.Repo(repo).commit(branch).hexsha)
-        except (git.BadName, ValueError) as exc:
-            raise RefNotFoundError(f"no branch '{branch}' in {repo}") from exc
+    daemon.log.event("reconciler.started", "", repo=str(daemon.repo), interval_s=interval,
+                     drift_every_s=daemon.drift.every_s if daemon.drift else None)
+    watch(run_pass=daemon.run_pass, head_of=daemon.head_of, interval_s=interval,
+          backoff=Backoff(base_s=min(2.0, max_backoff), cap_s=max_backoff), stop=daemon.stop,
+          on_pass=daemon.passed, on_failure=daemon.failed, on_wait=daemon.waiting, between=daemon.between)
 
-    def waiting(decision: Decision) -> None:
-        if decision.next != "steady":
-            what = "retrying" if decision.next == "retry" else "waiting for a new commit; checking"
-            click.echo(f"{branch}: {what} in {decision.delay_s:.1f} s", err=True)
-
-    watch(run_pass=lambda: _run_pass(settings, repo, subdir, branch, stop), head_of=head_of, interval_s=interval,
-          backoff=Backoff(base_s=min(2.0, max_backoff), cap_s=max_backoff), stop=stop,
-          on_pass=lambda outcome: _report_pass(branch, outcome),
-          on_failure=lambda failure: click.echo(f"{branch}: pass failed ({failure.kind}): {failure}", err=True),
-          on_wait=waiting)
-
-
-def _report_pass(branch: str, outcome: PassResult) -> None:
-    where = f"{branch}@{outcome.head[:12]}"
-    if outcome.status == "up to date":
-        click.echo(f"{where}: up to date")
-    elif outcome.status == "invalid":
-        click.echo(f"{where}: REFUSED, the tree fails validation; nothing applied", err=True)
-        for problem in outcome.problems:
-            click.echo(format_problem(problem), err=True)
-    else:
-        changed = [r for r in outcome.results if r.applied]
-        kind = f" ({outcome.failure_kind})" if outcome.failure_kind else ""
-        left = sum(1 for r in outcome.results if r.refusal == STOPPING)
-        if left:
-            kind += f" ({left} stack(s) left for the next pass)"
-        click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
-                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
-                   + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""))
-        for error in outcome.errors:
-            click.echo(f"  ERROR {error}", err=True)

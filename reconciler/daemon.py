@@ -10,7 +10,8 @@ decision (`after_pass`) says what happens next:
 - permanent failure (an invalid tree, access denied, a missing provider mirror): reported once,
   then the loop waits for a new commit on the branch instead of failing the same way forever.
 SIGTERM sets `stop`: a running apply finishes the stacks it has started, records them in the
-audit commit and starts no other; then the loop returns.
+audit commit and starts no other; then the loop returns. `between` runs in each gap between
+passes, never during one (the scheduled drift scan: it must not see a tree half applied).
 """
 
 from __future__ import annotations
@@ -47,14 +48,17 @@ def after_pass(kind: FailureKind | None, failure: Failure | None, *, interval_s:
 
 def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], interval_s: float, backoff: Backoff,
           stop: threading.Event, on_pass: Callable[[PassResult], None],
-          on_failure: Callable[[Failure], None], on_wait: Callable[[Decision], None]) -> None:
-    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it)."""
+          on_failure: Callable[[Failure], None], on_wait: Callable[[Decision], None],
+          between: Callable[[], None] = lambda: None) -> None:
+    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it);
+    `between` must not raise either (it is its own boundary)."""
     blocked_head: str | None = None  # a head that failed permanently: wait for another one
     while not stop.is_set():
         head: str | None = None
         try:
             head = head_of()
             if head == blocked_head:
+                between()
                 stop.wait(interval_s)
                 continue
             blocked_head = None
@@ -72,6 +76,9 @@ def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], int
             decision = after_pass(kind, first, interval_s=interval_s, backoff=backoff, head_known=True)
         if decision.next == "wait-for-commit":
             blocked_head = head
+        if stop.is_set():
+            return
+        between()
         if stop.is_set():
             return
         on_wait(decision)

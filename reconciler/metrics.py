@@ -51,7 +51,7 @@ def apply_result(result: ApplyResult) -> str:
     return "refused" if result.refusal else "failed"
 
 
-def drift_counts(scan: LiveScan) -> dict[DriftKind, int]:
+def drift_counts(scan: LiveScan) -> dict[str, int]:
     """Items per kind, every kind present (a kind that went away must read 0, not stay stale)."""
     found = Counter(i.kind for i in scan.items)
     return {kind: found[kind] for kind in DRIFT_KINDS}

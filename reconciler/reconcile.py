@@ -31,6 +31,7 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
 from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
+from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.reviewed import differing, reviewed_plan
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
@@ -105,6 +106,7 @@ def reconcile_scope(base: GovernanceTree | None, head: GovernanceTree, known: Se
 
 @contextmanager
 def exclusive(state_dir: Path) -> Iterator[None]:
+    """The state directory's flock; its holder is recorded beside it for `hypergov status`."""
     state_dir.mkdir(parents=True, exist_ok=True)
     with open(state_dir / LOCK_FILE, "w") as handle:
         try:
@@ -112,9 +114,11 @@ def exclusive(state_dir: Path) -> Iterator[None]:
         except BlockingIOError as exc:
             raise ReconcilerBusyError(f"another reconciler or hypergov apply is running on {state_dir}; try again "
                                       "when it is done") from exc
+        write_holder(state_dir / LOCK_FILE)
         try:
             yield
         finally:
+            clear_holder(state_dir / LOCK_FILE)
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
