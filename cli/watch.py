@@ -90,6 +90,7 @@ class Daemon:
     drift: DriftOptions | None = None
     clock: Callable[[], float] = time.monotonic
     _started: float | None = None
+    _head: str | None = None
     _last_scan: float | None = None
 
     @property
@@ -103,25 +104,26 @@ class Daemon:
 
         self._started = self.clock()  # a pass is timed from reading the branch on
         try:
-            return str(git.Repo(self.repo).commit(self.branch).hexsha)
+            self._head = str(git.Repo(self.repo).commit(self.branch).hexsha)
         except (git.BadName, ValueError) as exc:
             raise RefNotFoundError(f"no branch '{self.branch}' in {self.repo}") from exc
+        return self._head
 
     def run_pass(self) -> PassResult:
         from cli.plan import cli_engine
         from reconciler.reconcile import reconcile_once
 
-        if self._started is None:
-            self._started = self.clock()
-        self.log.event("pass.start", "")
+        head = self._head or self.head_of()  # the loop has just read it; one pass reads it here
+        log = self.log.bind(commit=head)  # the pass reads the branch again: the same commit but for a race
+        log.event("pass.start", "")
         settings = self.settings
         return reconcile_once(self.repo, self.branch, self.subdir, self.state_dir,
                               lambda tree, head: cli_engine(settings, tree, source_commit=head),
-                              on_apply=lambda result: report_apply(self.log, result), stop=self.stop)
+                              on_apply=lambda result: report_apply(log, result), stop=self.stop)
 
     def _took(self) -> float:
         seconds = self.clock() - self._started if self._started is not None else 0.0
-        self._started = None
+        self._started = self._head = None
         return seconds
 
     def passed(self, outcome: PassResult) -> None:
