@@ -10,7 +10,8 @@ affected, far more than `--terraform-max-stacks`, so terraform's changes come fr
 
 Warm run: the state directory's graph cache (`<state_dir>/graphs/`) holds main's graphs, as the
 reconciler's plan of main after the last merge leaves it (every stack planned with the engine's
-provider settings); the head's graphs of the changed stacks are misses (their inputs changed).
+provider settings); the head's graphs of the changed stacks are misses (their inputs changed),
+captured in worker processes while the scan reads main's objects back.
 The terraform plugin cache is not used by scanned stacks. Cold run: an empty graph cache.
 
 Checked: every affected project stack shows exactly the update of the objects whose inputs differ

@@ -34,6 +34,7 @@ from engines.settings import Settings, load_settings
 from hypergov.gitsource import read_tree_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
+from reconciler.audit import AuditLog
 from reconciler.reconcile import PassResult, reconcile_once
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 from stacks.spec import plan_stacks
@@ -88,8 +89,9 @@ def _reconcile(repo: git.Repo, settings: Settings) -> PassResult:
     def engine_for(tree: GovernanceTree, head: str) -> Engine:
         return build_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
 
+    trail = AuditLog.from_settings(settings, Path(repo.working_dir))
     outcome = reconcile_once(Path(repo.working_dir), "main", "config", Path(settings.state_dir), engine_for,
-                             on_apply=applied)
+                             audit=trail, on_apply=applied)
     planned = ", ".join(p.stack for p in outcome.plans) or "none"
     click.echo(f"      main@{outcome.head[:12]}: {outcome.status}; stacks planned: {planned}")
     if outcome.audit_commit:
@@ -155,8 +157,8 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         clean = _hypergov(settings, repo, "drift")
         if repaired.returncode != 0 or clean.returncode != 0:
             raise DemoError(f"the drift was not repaired (exit {repaired.returncode}, then {clean.returncode})")
-        audit = repo.head.commit
-        click.echo(f"      audit commit {audit.hexsha[:12]}: {commit_summary(audit)}")
+        audit = repo.commit(settings.audit_branch)
+        click.echo(f"      audit commit {audit.hexsha[:12]} on {settings.audit_branch}: {commit_summary(audit)}")
     with step(9, total, "merge a change (speech's budget 120000 -> 90000): only the stack it affects is applied"):
         target = Path(repo.working_dir) / "config" / "projects" / "speech.yaml"
         target.write_text(target.read_text().replace("monthly_usd: 120000", "monthly_usd: 90000"))

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cli.plan import _common, _stacks, _state_lock, cli_engine, cli_errors, load_cli_settings
+from cli.plan import (
+    _common,
+    _stacks,
+    _state_lock,
+    cli_engine,
+    cli_errors,
+    load_cli_settings,
+    report_audit,
+    report_interrupted,
+    to_stderr,
+)
 from engines.plan import Drift, Failure, StackName, split_outcomes
 from engines.settings import Settings
 from hypergov import naming
@@ -24,6 +34,7 @@ from reconciler.render import apply_line, render_text
 
 if TYPE_CHECKING:
     from engines.live.items import DriftItem, LiveScan
+    from reconciler.audit import AuditLog
 
 DRIFT_EXIT = ("Exit status: 0 no drift, 2 drift found (or left after a repair), 1 any error (a part of the org that "
               "could not be read included: an incomplete scan never reads as no drift; usage included), 75 state "
@@ -149,42 +160,40 @@ def _refresh_progress(stack: StackName, outcome: Drift | Failure) -> None:
     click.echo(f"refreshed {stack}: {state}", err=True)
 
 
-def _to_stderr(line: str) -> None:
-    click.echo(line, err=True)
-
-
 def _repair(settings: Settings, compared: ComparedTree, scan: LiveScan, *, remediate: bool, prune_unmanaged: bool,
-            yes: bool, audit_repo: Path | None = None, locked: Callable[[], AbstractContextManager[None]] | None = None,
-            say: Callable[[str], None] = _to_stderr) -> int:
+            yes: bool, audit: AuditLog | None = None, locked: Callable[[], AbstractContextManager[None]] | None = None,
+            say: Callable[[str], None] = to_stderr) -> int:
     """Repair what the scan found (only on a complete scan); 1 when a repair failed (what is left
-    is then said by a new scan). The reconciler's scheduled scan passes its repository, `locked`
-    (it holds the state directory's lock already) and `say` (its event log)."""
+    is then said by a new scan). The reconciler's scheduled scan passes its audit log (on its
+    repository), `locked` (it holds the state directory's lock already) and `say` (its event log)."""
     from engines.live.scan import PRUNERS
-    from reconciler.audit import AuditRepoError, find_audit_repo
+    from reconciler.audit import AuditLog, AuditRepoError, find_audit_repo
     from reconciler.drift_repair import repair_plan
     from stacks.spec import plan_stacks
 
     try:
-        audit_repo = audit_repo or find_audit_repo(settings.config_dir, settings.audit_repo)
+        audit = audit or AuditLog.from_settings(settings, find_audit_repo(settings.config_dir, settings.audit_repo))
     except AuditRepoError as exc:
         raise click.UsageError(str(exc)) from exc
     plan = repair_plan(scan.items, [s.name for s in plan_stacks(compared.tree)], PRUNERS)
     failed = False
     with (locked or (lambda: _state_lock(settings)))():
+        report_interrupted(audit, say=say)
         if remediate and plan.stacks:
-            failed |= not _remediate(settings, compared, plan.stacks, plan.items, audit_repo, yes=yes, say=say)
+            failed |= not _remediate(settings, compared, plan.stacks, plan.items, audit, yes=yes, say=say)
         if prune_unmanaged and plan.unmanaged:
-            failed |= not _prune(settings, compared, plan.unmanaged, audit_repo, yes=yes)
+            failed |= not _prune(settings, compared, plan.unmanaged, audit, yes=yes)
     for item in plan.unprunable if prune_unmanaged else ():
         say(f"not pruned: {item.address} ({item.type}): hypergov deletes no object of this type; {item.fix}")
     return 1 if failed else 0
 
 
 def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ...],
-               items: Mapping[str, tuple[str, ...]], audit_repo: Path, *, yes: bool,
-               say: Callable[[str], None] = _to_stderr) -> bool:
+               items: Mapping[str, tuple[str, ...]], audit: AuditLog, *, yes: bool,
+               say: Callable[[str], None] = to_stderr) -> bool:
+    from reconciler.audit import commit_author
     from reconciler.drift_repair import REPAIR_REASON
-    from reconciler.reconcile import apply_audited
+    from reconciler.write_ahead import apply_audited
 
     engine = cli_engine(settings, compared.tree, source_commit=compared.commit)
     plans, failures = split_outcomes(engine.plan_many([StackName(s) for s in stacks]))
@@ -202,20 +211,18 @@ def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ..
         return True
     if not yes and not click.confirm(f"repair {len(pending)} stack(s)?", err=True):
         return False
-    outcome = apply_audited(engine, pending, audit_repo, reason=REPAIR_REASON, drift=items,
+    outcome = apply_audited(engine, pending, audit, reason=REPAIR_REASON, drift=items,
+                            source_author=commit_author(audit.store.repo, compared.commit),
                             on_done=lambda result: say(apply_line(result)))
-    if outcome.audit_error:
-        say(f"ERROR {outcome.audit_error}")
-    elif outcome.audit_commit:
-        say(f"audit commit {outcome.audit_commit[:12]} in {audit_repo}")
+    report_audit(audit, outcome.audit_error, outcome.records, err=True, say=say)
     return outcome.audit_error is None and all(r.ok for r in outcome.results)
 
 
-def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem], audit_repo: Path, *,
+def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem], audit: AuditLog, *,
            yes: bool) -> bool:
     from engines.live.kubernetes import kube_apis_of
     from engines.live.scan import PRUNERS, org_clients
-    from reconciler.drift_repair import Pruned, commit_prune_audit, prune
+    from reconciler.drift_repair import Pruned, prune, record_prune, record_prune_intent
 
     click.echo(f"{len(items)} unmanaged object(s) to delete:", err=True)
     for item in items:
@@ -228,12 +235,12 @@ def _prune(settings: Settings, compared: ComparedTree, items: Sequence[DriftItem
         click.echo(f"{'deleted' if p.error is None else 'FAILED'} {p.item.address}"
                    f"{f': {p.error.message}' if p.error else ''}", err=True)
 
+    intent_id = record_prune_intent(audit, items, source_commit=compared.commit)  # no intent, no delete
     pruned = prune(items, PRUNERS, client_for, kube_apis=kube_apis_of(settings.kubeconfigs), on_done=done)
     try:
-        sha = commit_prune_audit(audit_repo, pruned, source_commit=compared.commit)
-    except Exception as exc:  # the objects are gone: say the record is not committed, loudly
-        click.echo(f"ERROR {exc}", err=True)
+        record_prune(audit, pruned, source_commit=compared.commit, intent_id=intent_id)
+    except Exception as exc:  # the objects are gone: say the record is not written, loudly
+        click.echo(f"ERROR the objects were deleted but the prune's audit record could not be written: {exc}", err=True)
         return False
-    if sha:
-        click.echo(f"audit commit {sha[:12]} in {audit_repo}", err=True)
+    report_audit(audit, None, [], err=True)
     return all(p.error is None for p in pruned)

@@ -1,6 +1,7 @@
 """The `hypergov` command line. Exit codes are for CI, the same for every command:
-0 nothing to do / success, 2 changes planned or drift found (plan, drift), 1 any error (usage
-errors included: a typo in an option must never read as "changes"), 75 busy (apply, reconcile).
+0 nothing to do / success (audit verify: intact), 2 changes planned or drift found (plan, drift),
+1 any error (audit verify: broken; usage errors included: a typo in an option must never read as
+"changes"), 75 busy (apply, reconcile).
 User errors never print a traceback."""
 
 from __future__ import annotations
@@ -122,12 +123,13 @@ _add_stacks_group()
 
 
 def _add_engine_commands() -> None:
+    from cli.audit import audit
     from cli.drift import drift_cmd
     from cli.plan import COMMANDS  # the engines sit above the stacks
     from cli.reconcile import reconcile_cmd
     from cli.status import status_cmd
 
-    for command in (*COMMANDS, drift_cmd, reconcile_cmd, status_cmd):
+    for command in (*COMMANDS, drift_cmd, reconcile_cmd, status_cmd, audit):
         main.add_command(command)
 
 

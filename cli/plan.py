@@ -32,6 +32,7 @@ from reconciler.render import apply_line, render_markdown, render_text, summary_
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
     from engines.protocol import Engine
+    from reconciler.audit import AuditLog
 
 EXIT_CHANGES = 2
 EXIT_BUSY = 75
@@ -296,10 +297,10 @@ def _scanned_changes(settings: Settings, engine: Engine, base: GovernanceTree, h
         click.echo(f"{len(stacks)} stacks affected (more than --terraform-max-stacks {limit}): terraform's changes "
                    f"from one live scan, {scan.api_calls} API calls in {scan.seconds:.1f} s", err=True)
     note = (f"> **Resource changes from the live scan.** {len(stacks)} stacks are affected, more than "
-            f"`--terraform-max-stacks` ({limit}): terraform's changes were decided from one scan of live state "
-            f"({scan.api_calls} API calls in {scan.seconds:.1f} s) against this tree, not by `terraform plan` per "
-            "stack. Before applying, the reconciler plans each stack with terraform and refuses any whose plan "
-            "differs from what is shown here.")
+            f"`--terraform-max-stacks` ({limit}): terraform's changes were decided from one scan of the live objects "
+            f"the base applied ({scan.api_calls} API calls in {scan.seconds:.1f} s), diffed with this tree, not by "
+            "`terraform plan` per stack. Before applying, the reconciler plans each stack with terraform and refuses "
+            "any whose plan differs from what is shown here.")
     return changes, note
 
 
@@ -325,7 +326,7 @@ def _keep_reviewed(state_dir: Path, settings: Settings, plans: Sequence[Plan],
                "(usage included), 75 a reconciler pass or another apply holds the state directory.")
 @_common
 @click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
-@click.option("--no-audit", is_flag=True, help="Do not commit audit records (a local experiment, never CI).")
+@click.option("--no-audit", is_flag=True, help="Do not record audit records (a local experiment, never CI).")
 @cli_errors
 def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool,
               no_audit: bool) -> None:
@@ -333,29 +334,34 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     the cluster stacks side by side, then the project stacks (terraform.parallelism at a time); a
     stack whose dependency failed is not applied. Nothing is applied when any stack fails to plan.
 
-    Every stack that changed or failed gets an audit record (stack, source commit, plan hash,
-    what was applied or failed; never attribute values) committed to the governance repository:
-    the Git repository holding the config tree, or `audit_repo` in the settings. Apply refuses to
-    start when there is no such repository, unless --no-audit.
+    Before anything is applied an intent record (stacks, plan fingerprints, actions) is committed
+    on the audit branch (settings audit_branch, default hypergov/audit) of the governance
+    repository (the Git repository holding the config tree, or `audit_repo`), and after it one
+    outcome record per stack (source commit and author, what was applied or failed; never
+    attribute values); both are pushed when the repository has a remote. The governed branch,
+    the working tree and the index are never touched. Apply refuses to start when there is no
+    such repository, unless --no-audit.
     """
-    from reconciler.audit import AuditRepoError, find_audit_repo
+    from reconciler.audit import AuditLog, AuditRepoError, find_audit_repo
 
     settings = load_cli_settings(settings_file, config_dir)
-    audit_repo = None
+    audit = None
     if not no_audit:
         try:
-            audit_repo = find_audit_repo(settings.config_dir, settings.audit_repo)
+            audit = AuditLog.from_settings(settings, find_audit_repo(settings.config_dir, settings.audit_repo))
         except AuditRepoError as exc:
             raise click.UsageError(str(exc)) from exc
     with _state_lock(settings):  # never beside a reconciler pass, a plan or another apply
-        _apply(settings, stack_names, yes=yes, audit_repo=audit_repo)
+        _apply(settings, stack_names, yes=yes, audit=audit)
 
 
-def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_repo: Path | None) -> None:
-    from reconciler.audit import source_commit
-    from reconciler.reconcile import apply_audited
+def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit: AuditLog | None) -> None:
+    from reconciler.audit import commit_author, source_commit
+    from reconciler.write_ahead import apply_audited
 
-    commit = source_commit(audit_repo, settings.config_dir) if audit_repo else None
+    if audit is not None:
+        report_interrupted(audit)
+    commit = source_commit(audit.store.repo, settings.config_dir) if audit else None
     plans, failures, engine = plan_all(settings, stack_names, source_commit=commit)
     click.echo(render_text(plans), nl=False)
     if failures:  # apply nothing of a run that could not be planned whole
@@ -368,13 +374,52 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit_r
         return
     if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
         sys.exit(1)
-    outcome = apply_audited(engine, pending, audit_repo,
-                            on_done=lambda result: click.echo(apply_line(result), err=not result.ok))
-    if outcome.audit_error:
-        click.echo(f"ERROR {outcome.audit_error}", err=True)
-    elif outcome.audit_commit:
-        click.echo(f"audit commit {outcome.audit_commit[:12]} in {audit_repo}")
+    outcome = apply_audited(engine, pending, audit, source_author=commit_author(audit.store.repo, commit) if audit
+                            else None, on_done=lambda result: click.echo(apply_line(result), err=not result.ok))
+    report_audit(audit, outcome.audit_error, outcome.records)
     sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
+
+
+def report_interrupted(audit: AuditLog, *, say: Callable[[str], None] | None = None) -> None:
+    """Record what a killed apply of this state directory left between intent and outcome (said
+    on stderr, or to `say`: the reconciler daemon's event log)."""
+    from reconciler.write_ahead import resolve_interrupted
+
+    stacks = resolve_interrupted(audit)
+    if stacks:
+        (say or to_stderr)(f"an earlier apply was interrupted before its outcome was recorded; recorded as "
+                            f"interrupted: {', '.join(stacks)} (planned again now)")
+
+
+def report_audit(audit: AuditLog | None, error: str | None, records: Sequence[dict[str, Any]], *,
+                 err: bool = False, say: Callable[[str], None] | None = None) -> None:
+    """Say where the records went and push them (a failed push is a warning: they stay local).
+    Errors and warnings go to stderr, the rest to stdout unless `err`; everything to `say` when
+    given (the reconciler daemon's event log)."""
+    if audit is None:
+        return
+
+    def echo(line: str, *, to_err: bool) -> None:
+        if say is not None:
+            say(line)
+        else:
+            click.echo(line, err=to_err)
+
+    if error:
+        echo(f"ERROR {error}", to_err=True)
+    if records:
+        seqs = f"{records[0]['seq']}-{records[-1]['seq']}" if len(records) > 1 else str(records[0]["seq"])
+        echo(f"audit records {seqs} on {audit.store.branch} in {audit.store.repo}", to_err=err)
+    pushed = audit.push()
+    if pushed.error:
+        echo(f"WARNING audit records not pushed ({audit.unpushed()} waiting; pushed with the next write): "
+             f"{pushed.error}", to_err=True)
+    elif pushed.remote and pushed.pushed:
+        echo(f"pushed {pushed.pushed} audit record(s) to {pushed.remote}", to_err=err)
+
+
+def to_stderr(line: str) -> None:
+    click.echo(line, err=True)
 
 
 COMMANDS = (plan_cmd, apply_cmd)  # `hypergov drift`: cli/drift.py, `hypergov reconcile`: cli/reconcile.py

@@ -8,6 +8,7 @@ are checked here; what each pass says and counts is `cli.watch`.
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import threading
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings
-from cli.watch import Daemon, DriftOptions
+from cli.watch import Daemon, DriftOptions, audit_repo_of
 from engines.settings import Settings
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, locate_tree
 from reconciler.drift_schedule import DURATION_HELP, parse_duration
@@ -106,7 +107,8 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     Reads the tree from the branch's head commit (not the working copy), refuses a tree that
     fails validation, plans only the stacks changed since the last commit applied in full (all
     of them on the first pass; destroys for stacks whose source left the tree), applies them in
-    dependency order and commits the audit records to the repository. A pass that fails is
+    dependency order between an intent and outcome records on the audit branch (settings
+    audit_branch, default hypergov/audit; pushed to the repository's remote). A pass that fails is
     retried from the same base next time. One reconciler at a time per state directory.
     SIGTERM lets the stacks being applied finish, records them, and exits 0.
     """
@@ -123,7 +125,7 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     log = EventLog(configure(log_format), branch=branch)
     stop = threading.Event()
     daemon = Daemon(settings=settings, repo=where.repo, subdir=where.subdir, branch=branch, stop=stop, log=log,
-                    metrics=_metrics(settings), drift=options.drift)
+                    metrics=_metrics(settings, where.repo), drift=options.drift)
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         if interval is None:
@@ -140,11 +142,19 @@ def reconcile_cmd(settings_file: Path | None, repo_path: Path | None, branch: st
     log.event("reconciler.stopped", "reconciler stopped (SIGTERM)", reason="SIGTERM")
 
 
-def _metrics(settings: Settings) -> ReconcilerMetrics:
+def _metrics(settings: Settings, repo: Path) -> ReconcilerMetrics:
+    from reconciler.audit_store import AuditWriteError
     from reconciler.status import unpushed_records
 
-    state_dir = Path(settings.state_dir).resolve()
-    return ReconcilerMetrics(unpushed=lambda: unpushed_records(state_dir))
+    audit_repo = audit_repo_of(settings, repo)
+
+    def unpushed() -> float:
+        try:
+            return unpushed_records(audit_repo, settings.audit_branch)
+        except AuditWriteError:  # Git cannot read the branch now: the gauge says unknown, the scrape still answers
+            return math.nan
+
+    return ReconcilerMetrics(unpushed=unpushed)
 
 
 def _serve(daemon: Daemon, host: str, port: int) -> ObserveServer:

@@ -32,7 +32,9 @@ def status_cmd(settings_file: Path | None, repo_path: Path | None, branches: tup
     state_dir = Path(settings.state_dir).resolve()
     repo, clone = default_repo(state_dir, repo_path.resolve() if repo_path else None,
                                lambda: _governance_repo(settings.config_dir, settings.audit_repo))
-    status = gather_status(state_dir, repo, branches=branches, clone=clone)
+    status = gather_status(state_dir, repo, branches=branches, clone=clone,
+                           audit_repo=settings.audit_repo.resolve() if settings.audit_repo else None,
+                           audit_branch=settings.audit_branch)
     if as_json:
         click.echo(json.dumps(status.as_dict(), indent=2))
     else:

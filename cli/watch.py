@@ -28,8 +28,14 @@ if TYPE_CHECKING:
     from cli.drift import ComparedTree
     from engines.live.items import LiveScan
     from engines.plan import ApplyResult
+    from reconciler.audit import AuditLog
     from reconciler.daemon import Decision
     from reconciler.reconcile import PassResult
+
+
+def audit_repo_of(settings: Settings, repo: Path) -> Path:
+    """Where the daemon records audit records: settings audit_repo, else the governance repository."""
+    return (settings.audit_repo or repo).resolve()
 
 
 def report_pass(log: EventLog, outcome: PassResult, *, seconds: float) -> None:
@@ -37,6 +43,11 @@ def report_pass(log: EventLog, outcome: PassResult, *, seconds: float) -> None:
     log = log.bind(commit=outcome.head)
     where = f"{log.bound.get('branch')}@{outcome.head[:12]}"
     common: dict[str, Any] = {"status": outcome.status, "base": outcome.base, "duration_s": round(seconds, 3)}
+    if outcome.interrupted:
+        log.event("audit.interrupted", f"{where}: an earlier pass was killed between its intent and outcome records; "
+                  f"recorded as interrupted and planned again: {', '.join(outcome.interrupted)}",
+                  level=logging.WARNING, stacks=list(outcome.interrupted))
+    report_records(log, where, outcome)
     if outcome.status == "up to date":
         log.event("pass.end", f"{where}: up to date", to_stdout=True, **common)
         return
@@ -53,13 +64,29 @@ def report_pass(log: EventLog, outcome: PassResult, *, seconds: float) -> None:
     if left:
         kind += f" ({left} stack(s) left for the next pass)"
     log.event("pass.end", f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} "
-              "changed" + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)")
-              + (f"; audit commit {outcome.audit_commit[:12]}" if outcome.audit_commit else ""),
+              "changed" + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)"),
               level=logging.INFO if outcome.ok or outcome.status == "stopped" else logging.ERROR, to_stdout=True,
               planned=len(outcome.plans), changed=len(changed), left=left, failure_kind=outcome.failure_kind,
-              audit_commit=outcome.audit_commit, **common)
+              **common)
     for error in outcome.errors:
         log.event("pass.error", f"  ERROR {error}", level=logging.ERROR)
+
+
+def report_records(log: EventLog, where: str, outcome: PassResult) -> None:
+    """The audit records the pass wrote and how their push went (a failed push is a warning: the
+    records stay local and go with a later pass's push)."""
+    if outcome.records:
+        first, last = outcome.records[0]["seq"], outcome.records[-1]["seq"]
+        log.event("audit.records", f"{where}: audit records {first}{f'-{last}' if last != first else ''} written",
+                  first_seq=first, last_seq=last)
+    push = outcome.push
+    if push is not None and push.error:
+        log.event("audit.push_failed", f"{where}: WARNING {outcome.unpushed} audit record(s) not pushed (kept, "
+                  f"pushed by a later pass): {push.error}", level=logging.WARNING, unpushed=outcome.unpushed,
+                  remote=push.remote, error=push.error)
+    elif push is not None and push.pushed:
+        log.event("audit.pushed", f"{where}: pushed {push.pushed} audit record(s) to {push.remote}",
+                  pushed=push.pushed, remote=push.remote)
 
 
 def report_apply(log: EventLog, result: ApplyResult) -> None:
@@ -118,8 +145,13 @@ class Daemon:
         log.event("pass.start", "")
         settings = self.settings
         return reconcile_once(self.repo, self.branch, self.subdir, self.state_dir,
-                              lambda tree, head: cli_engine(settings, tree, source_commit=head),
+                              lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=self.audit(),
                               on_apply=lambda result: report_apply(log, result), stop=self.stop)
+
+    def audit(self) -> AuditLog:
+        from reconciler.audit import AuditLog
+
+        return AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo))
 
     def _took(self) -> float:
         seconds = self.clock() - self._started if self._started is not None else 0.0
@@ -216,7 +248,7 @@ class Daemon:
         if not scan.complete or not any(i.kind in REPAIRED_BY_APPLY for i in scan.items):
             return None, None
         status = _repair(self.settings, compared, scan, remediate=True, prune_unmanaged=False, yes=True,
-                         audit_repo=self.repo, locked=nullcontext, say=lambda line: log.event("drift.repair", line))
+                         audit=self.audit(), locked=nullcontext, say=lambda line: log.event("drift.repair", line))
         after = live_scan(self.settings, compared.tree)
         log.event("drift.repaired", f"{self.branch}: after the repairs: {len(after.items)} item(s) left",
                   level=logging.INFO if status == 0 and not after.items else logging.WARNING, ok=status == 0,

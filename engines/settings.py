@@ -23,6 +23,7 @@ from engines.outcomes import PermanentError
 EngineName = Literal["auto", "pulumi", "terraform"]
 ProviderSourceName = Literal["auto", "mirror", "registry"]
 _EXACT_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?")
+_BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns")
 
 
@@ -80,7 +81,21 @@ class Settings(_Strict):
     terraform: TerraformSettings = TerraformSettings()
     kubeconfigs: dict[str, Path] = Field(default_factory=dict, description="cluster name -> kubeconfig file")
     audit_repo: Path | None = Field(default=None, description=(
-        "Git repository that receives apply audit commits; default: the one holding config_dir"))
+        "Git repository that receives the audit records; default: the one holding config_dir"))
+    audit_branch: str = Field(default="hypergov/audit", description=(
+        "branch of audit_repo holding the audit records (never the governed branch); pushed to its remote"))
+    audit_signing_key: Path | None = Field(default=None, description=(
+        "SSH private key that signs every audit commit (git's gpg.format=ssh); unset: unsigned"))
+    audit_allowed_signers: Path | None = Field(default=None, description=(
+        "git's allowed-signers file: when set, `audit verify` requires every audit commit to be signed by one"))
+
+    @field_validator("audit_branch")
+    @classmethod
+    def _branch_name(cls, value: str) -> str:
+        # What `git check-ref-format --branch` refuses, checked here so the error names the setting.
+        if not _BRANCH.fullmatch(value) or ".." in value or "//" in value or value.endswith((".lock", "/", ".")):
+            raise ValueError(f"{value!r} is not a usable Git branch name (e.g. hypergov/audit)")
+        return value
 
     def resolved_engine(self) -> Literal["pulumi", "terraform"]:
         """`auto` is pulumi when its CLI is installed, else terraform."""
@@ -102,6 +117,9 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_STATE_DIR": ("state_dir",),
     "HYPERGOV_PULUMI_BACKEND": ("pulumi_backend",),
     "HYPERGOV_AUDIT_REPO": ("audit_repo",),
+    "HYPERGOV_AUDIT_BRANCH": ("audit_branch",),
+    "HYPERGOV_AUDIT_SIGNING_KEY": ("audit_signing_key",),
+    "HYPERGOV_AUDIT_ALLOWED_SIGNERS": ("audit_allowed_signers",),
     "HYPERGOV_AWS_ENDPOINT_URL": ("aws", "endpoint_url"),
     "HYPERGOV_AWS_PROFILE": ("aws", "profile"),
     "HYPERGOV_AWS_MAX_RETRIES": ("aws", "max_retries"),

@@ -1,11 +1,18 @@
-"""Audit records: every apply that changed something (or failed) is written to the governance
-repository as a JSON file and committed, so the Git history says who changed what, from which
-source commit, with which reviewed plan. Plans are masked before they get here; records hold
-addresses, actions and hashes, never attribute values."""
+"""Audit records: what every apply was about to do (`intent`, written before anything is applied)
+and what it did (`outcome`, one per stack), an apply cut off by a crash (`interrupted`), a tree
+refused by validation (`rejected`), a refused pass (`refused`) and a prune (`prune`), on a
+dedicated branch of the governance repository (`reconciler.audit_store`), chained by hash
+(`reconciler.audit_chain`). Plans are masked before they get here; records hold addresses,
+actions and hashes, never attribute values.
+
+Building a record's payload is pure; `AuditLog` binds the branch, this writer's identity (one
+per state directory, so a restart recognises its own unfinished intent) and the checkpoint.
+"""
 
 from __future__ import annotations
 
-import json
+import subprocess
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,8 +23,15 @@ import git
 
 from engines.outcomes import temporary
 from engines.plan import ApplyResult, Plan, StackName
+from engines.settings import Settings
+from hypergov.problems import Problem
+from reconciler.audit_store import AuditStore, Checkpoint, PushOutcome
 
-AUDIT_DIR = "audit"
+AUDIT_STATE = "audit"  # under the state directory: the writer id and the checkpoint
+
+
+def stamp(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True)
@@ -26,18 +40,34 @@ class AuditEntry:
     result: ApplyResult
     reason: str | None = None  # why this apply ran when not a merge: "drift repair"
     drift: tuple[str, ...] = ()  # the drift items it repairs, "<kind> <address>" (never values)
+    started: datetime | None = None
+    finished: datetime | None = None
 
 
-def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
+def planned_actions(plan: Plan) -> list[str]:
+    """Per resource, the action planned: `create aws_iam_role.x` (never a value)."""
+    return sorted(f"{c.action.value} {c.address}" for c in plan.actionable)
+
+
+def intent_payload(plans: Sequence[Plan], *, intent_id: str, source_author: str | None, reason: str | None,
+                   refused: Mapping[str, str]) -> dict[str, Any]:
+    """Before anything is applied: the stacks, each plan's fingerprint and its actions."""
+    source = next((p.source_commit for p in plans if p.source_commit), None)
+    return {"type": "intent", "intent": intent_id, "source_commit": source, "source_author": source_author,
+            "engine": plans[0].engine if plans else None, "reason": reason or "apply",
+            "stacks": [{"stack": p.stack, "plan_fingerprint": p.fingerprint(),
+                        "plan_artifact_sha256": p.artifact_sha256, "planned": p.counts(), "actions": planned_actions(p),
+                        **({"refused": refused[p.stack]} if p.stack in refused else {})} for p in plans]}
+
+
+def outcome_payload(entry: AuditEntry, *, intent_id: str | None, source_author: str | None) -> dict[str, Any]:
     plan, result = entry.plan, entry.result
+    seconds = (entry.finished - entry.started).total_seconds() if entry.started and entry.finished else None
     return {
-        "stack": plan.stack,
-        "engine": plan.engine,
-        "at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "source_commit": plan.source_commit,
-        "plan_fingerprint": plan.fingerprint(),
-        "plan_artifact_sha256": plan.artifact_sha256,
-        "planned": plan.counts(),
+        "type": "outcome", "intent": intent_id, "stack": plan.stack, "engine": plan.engine,
+        "source_commit": plan.source_commit, "source_author": source_author,
+        "plan_fingerprint": plan.fingerprint(), "plan_artifact_sha256": plan.artifact_sha256,
+        "planned": plan.counts(), "actions": planned_actions(plan),
         "applied": sorted(f"{c.action.value} {c.address}" for c in result.applied),
         "failed": [{"change": f"{c.action.value} {c.address}", "error": err.message, "kind": err.kind}
                    for c, err in result.failed],
@@ -46,8 +76,38 @@ def audit_record(entry: AuditEntry, *, when: datetime) -> dict[str, Any]:
         "error": result.error.message if result.error else None,
         "error_kind": result.error.kind if result.error else None,
         "outcome": "applied" if result.ok else ("refused" if result.refusal else "failed"),
-        **({"reason": entry.reason, "drift": list(entry.drift)} if entry.reason else {}),
+        "timing": {"started": stamp(entry.started) if entry.started else None,
+                   "finished": stamp(entry.finished) if entry.finished else None,
+                   "seconds": round(seconds, 3) if seconds is not None else None},
+        "reason": entry.reason or "apply", **({"drift": list(entry.drift)} if entry.drift else {}),
     }
+
+
+def interrupted_payloads(intent: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One `interrupted` record per stack of an intent that has no outcome: the process died
+    between the two, so what happened to the stack is unknown until it is planned again."""
+    return [{"type": "interrupted", "intent": intent.get("intent"), "stack": s.get("stack"),
+             "source_commit": intent.get("source_commit"), "plan_fingerprint": s.get("plan_fingerprint"),
+             "outcome": "interrupted", "intent_at": intent.get("at"),
+             "note": "the process ended after the intent was recorded and before the outcome; the stack is "
+                     "planned again"} for s in intent.get("stacks", []) if isinstance(s, dict)]
+
+
+def rejected_payload(*, branch: str, head: str, source_author: str | None,
+                     problems: Sequence[Problem]) -> dict[str, Any]:
+    """A tree refused by validation: nothing was planned or applied."""
+    return {"type": "rejected", "branch": branch, "source_commit": head, "source_author": source_author,
+            "outcome": "rejected", "problems": [
+                {"file": p.pos.file, "line": p.pos.line, "rule": str(p.rule), "severity": p.severity.value}
+                for p in problems[:50]],
+            "problem_count": len(problems)}
+
+
+def refused_payload(*, branch: str, head: str, source_author: str | None, reason: str,
+                    applied_commit: str | None) -> dict[str, Any]:
+    """A pass refused before planning (e.g. the branch's history was rewritten)."""
+    return {"type": "refused", "branch": branch, "source_commit": head, "source_author": source_author,
+            "outcome": "refused", "refusal": reason, "applied_commit": applied_commit}
 
 
 @dataclass
@@ -59,6 +119,7 @@ class AuditTrail:
     entries: dict[str, AuditEntry] = field(default_factory=dict)
     reason: str | None = None
     drift: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # stack -> the drift items it repairs
+    began: dict[str, datetime] = field(default_factory=dict)
 
     @classmethod
     def of(cls, plans: Sequence[Plan], *, reason: str | None = None,
@@ -66,9 +127,11 @@ class AuditTrail:
         return cls(plans={p.stack: p for p in plans}, reason=reason, drift=drift or {})
 
     def _entry(self, result: ApplyResult) -> AuditEntry:
-        return AuditEntry(self.plans[result.stack], result, self.reason, self.drift.get(result.stack, ()))
+        return AuditEntry(self.plans[result.stack], result, self.reason, self.drift.get(result.stack, ()),
+                          started=self.began.get(result.stack), finished=datetime.now(UTC))
 
     def started(self, stack: StackName) -> None:
+        self.began[stack] = datetime.now(UTC)
         self.entries[stack] = self._entry(ApplyResult(stack=stack, error=temporary(
             "apply interrupted while this stack was being applied; plan again to see what is left", "interrupted")))
 
@@ -79,12 +142,8 @@ class AuditTrail:
         return [self.entries[s] for s in self.plans if s in self.entries]
 
 
-class AuditCommitError(Exception):
-    """The records are on disk but Git refused the commit; the message names the files."""
-
-
 class AuditRepoError(Exception):
-    """No Git repository to record audit commits in; the message says how to name one."""
+    """No Git repository to record audit records in; the message says how to name one."""
 
 
 def find_audit_repo(config_dir: Path, configured: Path | None = None) -> Path:
@@ -97,7 +156,7 @@ def find_audit_repo(config_dir: Path, configured: Path | None = None) -> Path:
             f"{where} is not in a Git repository, so this apply could not be audited; set audit_repo in "
             "hypergov.yaml (or HYPERGOV_AUDIT_REPO) to the governance repository, or pass --no-audit "
             "for a local experiment") from exc
-    return Path(repo.working_dir)
+    return Path(repo.working_dir if not repo.bare else repo.git_dir)
 
 
 def source_commit(repo_path: Path, config_dir: Path) -> str | None:
@@ -114,59 +173,68 @@ def source_commit(repo_path: Path, config_dir: Path) -> str | None:
     return f"{sha}-dirty" if repo.is_dirty(path=rel, untracked_files=True) else sha
 
 
-def commit_audit(repo_path: Path, entries: Sequence[AuditEntry], *, when: datetime | None = None,
-                 author: str = "hypergov <hypergov@localhost>") -> str | None:
-    """Write one record per stack that changed or failed and commit them, and only them (what a
-    person has staged in the same repository stays staged and out of the audit commit); returns
-    the commit sha (None when nothing happened, so steady state leaves no noise in the history)."""
-    when = when or datetime.now(UTC)
-    worth = [e for e in entries if e.result.applied or e.result.failed or not e.result.ok]
-    if not worth:
+def commit_author(repo_path: Path, commit: str | None) -> str | None:
+    """`Name <email>` of the source commit's author (who made the change applied), if known."""
+    if not commit:
         return None
-    failed = [e.plan.stack for e in worth if not e.result.ok]
-    source = next((e.plan.source_commit for e in worth if e.plan.source_commit), None)
-    what = worth[0].reason or "apply"
-    subject = f"hypergov {what}{f' {source[:12]}' if source else ''}: {len(worth)} stack(s) changed"
-    body = "\n".join(f"- {e.plan.stack}: {audit_record(e, when=when)['outcome']}" for e in worth)
-    if failed:
-        subject += f", {len(failed)} failed"
-    return commit_records(repo_path, {e.plan.stack: audit_record(e, when=when) for e in worth},
-                          message=f"{subject}\n\n{body}\n", when=when, author=author)
+    proc = subprocess.run(["git", "-C", str(repo_path), "log", "-1", "--format=%an <%ae>",
+                           commit.removesuffix("-dirty")], capture_output=True, text=True, check=False)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
-def commit_records(repo_path: Path, records: Mapping[str, dict[str, Any]], *, message: str, when: datetime,
-                   author: str = "hypergov <hypergov@localhost>") -> str:
-    """Write each record as `audit/<month>/<stamp>-<name>.json` and commit exactly those files."""
-    repo = git.Repo(repo_path)
-    stamp = when.strftime("%Y%m%dT%H%M%SZ")
-    paths = []
-    for name, record in records.items():
-        rel = Path(AUDIT_DIR) / when.strftime("%Y-%m") / f"{stamp}-{name}.json"
-        target = Path(repo.working_dir) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-        paths.append(str(rel))
-    name, email = author.rsplit(" <", 1)
-    identity = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
-                for part, value in (("NAME", name), ("EMAIL", email.rstrip(">")))}
-    try:
-        repo.git.add("--", *paths)
-    except git.GitCommandError as exc:
-        raise AuditCommitError(f"the audit records were written ({', '.join(paths)} in {repo.working_dir}) "
-                               f"but could not be staged ({_git_error(exc)})") from exc
-    # --only: just these paths, whatever else is staged; --no-verify: a repository's commit hooks
-    # (linters, message checks) must not be able to keep an apply that happened out of the record.
-    try:
-        with repo.git.custom_environment(**identity):
-            repo.git.commit("--only", "--no-verify", "-m", message, "--", *paths)
-    except git.GitCommandError as exc:
-        raise AuditCommitError(
-            f"the audit records were written ({', '.join(paths)} in {repo.working_dir}) but could not be "
-            f"committed ({_git_error(exc)}); commit them by hand") from exc
-    return str(repo.head.commit.hexsha)
+def writer_id(state_dir: Path) -> str:
+    """This state directory's writer id (made once): which intents a restart must resolve."""
+    path = state_dir / AUDIT_STATE / "writer"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(uuid.uuid4().hex + "\n")
+        tmp.replace(path)
+    return path.read_text().strip()
 
 
-def _git_error(exc: git.GitCommandError) -> str:
-    """Git's own error lines, on one line, without GitPython's `stderr: '...'` wrapping."""
-    text = str(exc.stderr or exc).strip().removeprefix("stderr:").strip().strip("'")
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+@dataclass
+class AuditLog:
+    """Where this process records: the store (repository and branch) and its writer id."""
+
+    store: AuditStore
+    writer: str
+
+    @classmethod
+    def open(cls, repo: Path, *, state_dir: Path, branch: str, signing_key: Path | None = None) -> AuditLog:
+        checkpoint = Checkpoint(state_dir / AUDIT_STATE / "checkpoint.json")
+        return cls(AuditStore(repo, branch=branch, signing_key=signing_key, checkpoint=checkpoint),
+                   writer_id(state_dir))
+
+    @classmethod
+    def from_settings(cls, settings: Settings, repo: Path) -> AuditLog:
+        return cls.open(repo, state_dir=Path(settings.state_dir).resolve(), branch=settings.audit_branch,
+                        signing_key=settings.audit_signing_key)
+
+    def write(self, payloads: Sequence[Mapping[str, Any]], *, subject: str,
+              when: datetime | None = None) -> list[dict[str, Any]]:
+        at = stamp(when or datetime.now(UTC))
+        return self.store.append([{**p, "writer": self.writer, "at": at} for p in payloads], subject=subject)
+
+    def last_own(self) -> dict[str, Any] | None:
+        """This writer's last record. Reads back from the tip, no further than the checkpoint's
+        record (this writer's last, unless the process died between the commit and the checkpoint)."""
+        written = self.store.checkpoint.links(self.store.branch, "written") if self.store.checkpoint else []
+        floor = min((link.seq for link in written), default=0)
+        for record in self.store.newest_first():
+            if record.get("writer") == self.writer:
+                return record
+            if int(record.get("seq", 0)) <= floor:
+                return None
+        return None
+
+    def open_intent(self) -> dict[str, Any] | None:
+        """This writer's last intent, when no outcome followed it (the process died in between)."""
+        last = self.last_own()
+        return last if last is not None and last.get("type") == "intent" else None
+
+    def push(self) -> PushOutcome:
+        return self.store.push()
+
+    def unpushed(self) -> int:
+        return self.store.unpushed()

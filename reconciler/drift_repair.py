@@ -8,17 +8,16 @@ Deciding is pure (`repair_plan`); acting takes the engine, the clients and the a
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from engines.kube import KubeApi
 from engines.live.items import DriftItem
 from engines.live.runner import CallCounter, Pruner, ServiceClientFor, pruning_client
 from engines.outcomes import Failure, guarded
-from reconciler.audit import commit_records
+from reconciler.audit import AuditLog
 
 REPAIRED_BY_APPLY = ("changed", "missing", "unbounded")
 PRUNE_REASON = "prune unmanaged"
@@ -79,17 +78,37 @@ def prune(items: Sequence[DriftItem], pruners: Mapping[str, Pruner], client_for:
     return done
 
 
-def commit_prune_audit(repo_path: Path, pruned: Sequence[Pruned], *, source_commit: str | None,
-                       when: datetime | None = None) -> str | None:
+def prune_intent_payload(items: Sequence[DriftItem], *, intent_id: str, source_commit: str | None) -> dict[str, Any]:
+    """Before anything is deleted: per stack, the objects the prune will delete."""
+    by_stack: dict[str, list[str]] = {}
+    for item in items:
+        by_stack.setdefault(item.stack, []).append(f"delete {item.address}")
+    return {"type": "intent", "intent": intent_id, "reason": PRUNE_REASON, "source_commit": source_commit,
+            "stacks": [{"stack": s, "actions": sorted(a)} for s, a in sorted(by_stack.items())]}
+
+
+def prune_payload(pruned: Sequence[Pruned], *, source_commit: str | None, intent_id: str | None) -> dict[str, Any]:
     """One audit record of a prune: which objects were deleted (identities, never values)."""
+    failed = sum(1 for p in pruned if p.error)
+    return {"type": "prune", "subject": "prune", "intent": intent_id, "reason": PRUNE_REASON,
+            "source_commit": source_commit, "objects": [p.record() for p in pruned],
+            "outcome": "applied" if not failed else "failed"}
+
+
+def record_prune_intent(audit: AuditLog, items: Sequence[DriftItem], *, source_commit: str | None) -> str:
+    """Write-ahead, as for applies: the intent is on the audit branch before the first delete."""
+    intent_id = uuid.uuid4().hex
+    audit.write([prune_intent_payload(items, intent_id=intent_id, source_commit=source_commit)],
+                subject=f"intent: {PRUNE_REASON}, {len(items)} object(s)")
+    return intent_id
+
+
+def record_prune(audit: AuditLog, pruned: Sequence[Pruned], *, source_commit: str | None,
+                 intent_id: str | None = None) -> str | None:
+    """Write the prune's record on the audit branch; the branch's new tip (None: nothing pruned)."""
     if not pruned:
         return None
-    when = when or datetime.now(UTC)
     failed = sum(1 for p in pruned if p.error)
-    record = {"reason": PRUNE_REASON, "at": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "source_commit": source_commit,
-              "objects": [p.record() for p in pruned],
-              "outcome": "applied" if not failed else "failed"}
-    subject = f"hypergov {PRUNE_REASON}: {len(pruned) - failed} object(s) deleted"
-    subject += f", {failed} failed" if failed else ""
-    body = "\n".join(f"- {p.item.stack} {p.item.address}: {p.record()['outcome']}" for p in pruned)
-    return commit_records(repo_path, {"prune": record}, message=f"{subject}\n\n{body}\n", when=when)
+    subject = f"{PRUNE_REASON}: {len(pruned) - failed} object(s) deleted" + (f", {failed} failed" if failed else "")
+    audit.write([prune_payload(pruned, source_commit=source_commit, intent_id=intent_id)], subject=subject)
+    return audit.store.tip()

@@ -6,8 +6,8 @@ The metric names are the ones issue 13 fixes (dashboards and alerts depend on th
 - `hypergov_reconcile_pass_duration_seconds`: a histogram of pass wall times;
 - `hypergov_applies_total{stack,result}`: each stack a pass applied, by outcome (`apply_result`);
 - `hypergov_drift_items{kind}`: the items of the last complete live scan, per kind (zeros included);
-- `hypergov_audit_records_unpushed`: audit records not yet on the remote (a seam: the audit trail's
-  count is passed in as a function, read at every scrape).
+- `hypergov_audit_records_unpushed`: audit records not yet on the remote (the audit store's count,
+  passed in as a function and read at every scrape; NaN when Git cannot read it).
 
 Deciding is pure (the label a pass or stack gets, the counts of a scan, the readiness reason);
 `ReconcilerMetrics` only writes those into its own `CollectorRegistry` (never the process-global
@@ -90,7 +90,7 @@ class ReconcilerMetrics:
     HTTP server reads from its own threads (prometheus_client's metrics are thread-safe, and the
     readiness reasons are replaced whole)."""
 
-    def __init__(self, *, unpushed: Callable[[], int] = lambda: 0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, *, unpushed: Callable[[], float] = lambda: 0, clock: Callable[[], float] = time.time) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._clock = clock
         self._pass_reason: str | None = None

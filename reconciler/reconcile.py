@@ -1,11 +1,14 @@
 """The reconciler: bring live state to the tree at the head of the governance branch.
 
-One pass: take the branch's head commit; read its tree straight from Git (never the working
-copy, which may hold someone's unfinished edit); refuse it when it fails validation; plan only
-the stacks whose inputs changed since the last commit applied in full (every stack on the first
-pass, plus destroys for stacks whose source left the tree); apply in dependency order; commit the
-audit records; and remember the head as applied only when every stack succeeded, so a failed
-pass is retried from the same base next time. One reconciler at a time per state directory.
+One pass: record as `interrupted` an apply a killed process left between its intent and its
+outcome; take the branch's head commit; read its tree straight from Git (never the working copy,
+which may hold someone's unfinished edit); refuse it when it fails validation (a `rejected`
+record); plan only the stacks whose inputs changed since the last commit applied in full (every
+stack on the first pass, plus destroys for stacks whose source left the tree, plus the stacks an
+interrupted apply left); apply in dependency order between an `intent` and the `outcome` records
+(`reconciler.write_ahead`); remember the head as applied only when every stack succeeded, so a
+failed pass is retried from the same base next time; push the audit branch. One reconciler at a
+time per state directory.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import fcntl
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,9 +33,12 @@ from hypergov.gitsource import RefNotFoundError, read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
-from reconciler.audit import AuditCommitError, AuditTrail, commit_audit
+from reconciler import failpoints
+from reconciler.audit import AuditLog, commit_author, rejected_payload
+from reconciler.audit_store import PushOutcome
 from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.reviewed import differing, reviewed_plan
+from reconciler.write_ahead import apply_audited, resolve_interrupted
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
@@ -69,6 +75,10 @@ class PassResult:
     failures: dict[StackName, Failure] = field(default_factory=dict)  # stacks that failed to plan
     audit_error: str | None = None
     audit_commit: str | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)  # audit records this pass wrote
+    interrupted: tuple[StackName, ...] = ()  # stacks a killed process left between intent and outcome
+    push: PushOutcome | None = None  # the audit branch's push at the end of the pass
+    unpushed: int = 0  # audit records still waiting to be pushed
 
     @property
     def ok(self) -> bool:
@@ -76,7 +86,7 @@ class PassResult:
 
     @property
     def errors(self) -> list[str]:
-        """One line per failed stack (and the audit commit), for people."""
+        """One line per failed stack (and the outcome records), for people."""
         lines = failure_lines(self.failures)
         lines += [f"{r.stack}: {r.failure}" for r in self.results if not r.ok and r.refusal != STOPPING]
         return lines + ([self.audit_error] if self.audit_error else [])
@@ -148,44 +158,78 @@ def applied_commit(state_dir: Path, branch: str) -> str | None:
     return str(value) if value else None
 
 
+def replan_stacks(state_dir: Path, branch: str) -> list[StackName]:
+    """Stacks an interrupted apply left, to plan in the next pass whatever changed."""
+    entry = _state(state_dir).get("branches", {}).get(branch)
+    stacks = entry.get("replan", []) if isinstance(entry, dict) else []
+    return [StackName(str(s)) for s in stacks] if isinstance(stacks, list) else []
+
+
+def _keep_replan(state_dir: Path, branch: str, stacks: Sequence[StackName]) -> None:
+    data = _state(state_dir)
+    entry = data.setdefault("branches", {}).setdefault(branch, {})
+    entry["replan"] = sorted({*entry.get("replan", []), *stacks})
+    _write_state(state_dir, data)
+
+
 def _remember(state_dir: Path, branch: str, commit: str) -> None:
-    path = state_dir / STATE_FILE
+    """The head applied in full (and nothing left to plan again from an interrupted apply)."""
     data = _state(state_dir)
     data.setdefault("branches", {})[branch] = {
         "applied_commit": commit, "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    _write_state(state_dir, data)
+
+
+def _write_state(state_dir: Path, data: dict[str, Any]) -> None:
+    path = state_dir / STATE_FILE
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     tmp.replace(path)  # atomic: a crash leaves the old record, never half a file
 
 
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-                   *, on_apply: Callable[[ApplyResult], None] | None = None,
+                   *, audit: AuditLog | None = None, on_apply: Callable[[ApplyResult], None] | None = None,
                    stop: threading.Event | None = None) -> PassResult:
     """One pass. Raises only for what ends the pass before any stack is touched (busy, the branch
-    or the reconciler's record unreadable, Git errors, an engine that cannot be built)."""
+    or the reconciler's record unreadable, Git errors, an engine that cannot be built, the intent
+    record refused). With `audit`, first resolves an intent a killed process left without an
+    outcome, and last pushes the audit branch (a failed push is reported, the records stay local)."""
     with exclusive(state_dir):
-        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop)
+        interrupted = resolve_interrupted(audit, keep=lambda s: _keep_replan(state_dir, branch, s)) if audit else []
+        result = _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit)
+        result.interrupted = tuple(interrupted)
+        if audit is not None:
+            if result.records:
+                failpoints.reached("before-push")
+            result.push = audit.push()
+            result.unpushed = audit.unpushed()
+        return result
 
 
 def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-          on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None) -> PassResult:
+          on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
+          audit: AuditLog | None) -> PassResult:
     repo = git.Repo(repo_path)
     try:
         head = str(repo.commit(branch).hexsha)
     except (git.BadName, ValueError) as exc:
         raise RefNotFoundError(f"no branch '{branch}' in {repo_path}") from exc
     base = applied_commit(state_dir, branch)
-    if base == head:
+    replan = replan_stacks(state_dir, branch)
+    if base == head and not replan:
         return PassResult(head=head, base=base, status="up to date")
     head_tree = tree_id_at(repo_path, head, subdir)
-    if base and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
-        _remember(state_dir, branch, head)  # e.g. only audit records were committed since
+    if base and not replan and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
+        _remember(state_dir, branch, head)  # e.g. only files outside the tree were committed since
         return PassResult(head=head, base=base, status="up to date")
     report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
     if not report.ok:  # never apply a tree that fails validation
-        return PassResult(head=head, base=base, status="invalid", problems=tuple(report.problems))
+        result = PassResult(head=head, base=base, status="invalid", problems=tuple(report.problems))
+        result.records = _record_rejected(audit, repo_path, branch, head, report.problems)
+        return result
     engine = engine_for(report.tree, head)
-    scope = reconcile_scope(_valid_tree_at(repo_path, base, subdir), report.tree, engine.known_stacks())
+    scope = with_replan(reconcile_scope(_valid_tree_at(repo_path, base, subdir), report.tree, engine.known_stacks()),
+                        replan, head=report.tree, known=engine.known_stacks())
     plans, failures = split_outcomes(engine.plan_many(list(scope.plan), destroy=scope.destroy))
     if failures:  # apply nothing of a pass that could not be planned whole
         return PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures)
@@ -193,10 +237,11 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return PassResult(head=head, base=base, status="stopped", plans=plans)
     reviewed = reviewed_plan(state_dir, head_tree)
     refused = differing(reviewed, plans) if reviewed else {}
-    applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], repo_path,
-                            on_done=on_apply, stop=stop, refused=refused)
+    applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], audit,
+                            on_done=on_apply, stop=stop, refused=refused,
+                            source_author=commit_author(repo_path, head))
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
-                        audit_error=applied.audit_error, audit_commit=applied.audit_commit)
+                        audit_error=applied.audit_error, audit_commit=applied.audit_commit, records=applied.records)
     if any(r.refusal == STOPPING for r in applied.results):
         result.status = "stopped"  # not remembered: the next pass plans what was left
     elif result.errors:
@@ -206,45 +251,29 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     return result
 
 
-@dataclass(frozen=True)
-class AuditedApply:
-    results: list[ApplyResult]
-    audit_commit: str | None
-    audit_error: str | None  # the records are written but Git refused the commit
+def with_replan(scope: Scope, replan: Sequence[StackName], *, head: GovernanceTree,
+                known: Sequence[StackName]) -> Scope:
+    """Pure: the scope plus the stacks an interrupted apply may have half changed (planned again
+    whatever the commits since say: a revert would otherwise leave them as the dead process left
+    them); one that left the tree is destroyed, if it has state."""
+    in_tree = {s.name for s in plan_stacks(head)}
+    plan = [*scope.plan, *(s for s in replan if s in in_tree and s not in scope.plan)]
+    destroy = [*scope.destroy, *(s for s in replan if s not in in_tree and s in known and s not in scope.destroy)]
+    order = [s.name for s in plan_stacks(head)]  # dependency order, as reconcile_scope gives it
+    return Scope(plan=tuple(sorted(plan, key=order.index)), destroy=tuple(destroy))
 
 
-def apply_audited(engine: Engine, plans: Sequence[Plan], audit_repo: Path | None, *,
-                  on_done: Callable[[ApplyResult], None] | None = None,
-                  stop: threading.Event | None = None, reason: str | None = None,
-                  drift: Mapping[str, tuple[str, ...]] | None = None,
-                  refused: Mapping[str, str] | None = None) -> AuditedApply:
-    """Apply in dependency order, then commit the audit records, also when interrupted (a stack
-    cut off mid-apply is recorded as such). Without `audit_repo` (`--no-audit`) nothing is recorded.
-    `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a merge;
-    `refused` stacks (stack -> why) are recorded as refused and not applied."""
-    trail = AuditTrail.of(plans, reason=reason, drift=drift)
-    for stack, why in (refused or {}).items():
-        result = ApplyResult(stack=StackName(stack), refusal=why)
-        trail.finished(result)
-        if on_done:
-            on_done(result)
-    plans = [p for p in plans if p.stack not in (refused or {})]
-    sha = error = None
-
-    def finished(result: ApplyResult) -> None:
-        trail.finished(result)
-        if on_done:
-            on_done(result)
-
-    try:
-        engine.apply_many(plans, on_start=trail.started, on_done=finished, stop=stop)
-    finally:
-        if audit_repo is not None:
-            try:
-                sha = commit_audit(audit_repo, trail.recorded())
-            except AuditCommitError as exc:
-                error = str(exc)
-    return AuditedApply([e.result for e in trail.recorded()], sha, error)
+def _record_rejected(audit: AuditLog | None, repo_path: Path, branch: str, head: str,
+                     problems: Sequence[Problem]) -> list[dict[str, Any]]:
+    """A `rejected` record for an invalid head, once per head (a one-shot reconcile run again on
+    the same head, or a restarted daemon, does not repeat it)."""
+    if audit is None:
+        return []
+    last = audit.last_own()
+    if last is not None and (last.get("type"), last.get("source_commit")) == ("rejected", head):
+        return []
+    return audit.write([rejected_payload(branch=branch, head=head, source_author=commit_author(repo_path, head),
+                                         problems=problems)], subject=f"rejected {head[:12]}")
 
 
 def _valid_tree_at(repo_path: Path, commit: str | None, subdir: str) -> GovernanceTree | None:

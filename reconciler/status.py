@@ -3,7 +3,7 @@ read from its records only (never AWS, never the lock itself):
 - per branch, the last applied commit (`reconciler.json`) and how many commits wait behind the
   branch head (in the repository given, or the reconciler's own clone under `<state_dir>/repo`);
 - the last scheduled drift scan (`drift-last.json`) and its counts per kind;
-- audit records waiting to be pushed (`unpushed_records`, the audit trail's seam);
+- audit records waiting to be pushed (`unpushed_records`: the audit branch against its remote);
 - who holds the state directory's lock (`lock_holder`), and whether that process is alive.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 import git
 
+from reconciler.audit_store import DEFAULT_BRANCH, AuditStore
 from reconciler.drift_schedule import load_summary
 from reconciler.lock_holder import LockHolder, read_holder
 from reconciler.reconcile import LOCK_FILE, ReconcilerStateError, _state
@@ -23,10 +24,11 @@ from reconciler.reconcile import LOCK_FILE, ReconcilerStateError, _state
 CLONE_DIR = "repo"  # the reconciler's own clone of a remote governance repository, under the state dir
 
 
-def unpushed_records(state_dir: Path) -> int:
-    """Audit records committed locally but not yet on the remote. The seam the audit trail fills
-    (the metrics' `hypergov_audit_records_unpushed` and `status` both read it); 0 until then."""
-    return 0
+def unpushed_records(audit_repo: Path | None, branch: str = DEFAULT_BRANCH) -> int:
+    """Audit records on `branch` in `audit_repo` that its remote lacks, as last fetched or pushed
+    (the audit store's count; `status` and the metrics' `hypergov_audit_records_unpushed` read it).
+    0 without a repository, a remote or records. Raises AuditWriteError when Git cannot read it."""
+    return AuditStore(audit_repo, branch=branch).unpushed() if audit_repo is not None else 0
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,9 @@ def branch_status(repo_path: Path | None, branch: str, entry: Mapping[str, Any],
 
 
 def gather_status(state_dir: Path, repo: Path | None, *, branches: Sequence[str] = (), clone: bool = False,
-                  unpushed: Callable[[Path], int] = unpushed_records) -> Status:
-    """Raises ReconcilerStateError when a record is unreadable (the message says how to recover)."""
+                  audit_repo: Path | None = None, audit_branch: str = DEFAULT_BRANCH) -> Status:
+    """`audit_repo` holds the audit branch (default: `repo`). Raises ReconcilerStateError when a
+    record is unreadable (the message says how to recover)."""
     recorded: dict[str, Any] = _state(state_dir).get("branches", {})
     names = list(dict.fromkeys([*sorted(recorded), *branches]))
     try:
@@ -112,7 +115,8 @@ def gather_status(state_dir: Path, repo: Path | None, *, branches: Sequence[str]
                                    "(the next scheduled scan writes it again)") from exc
     return Status(state_dir=state_dir, repo=repo,
                   branches=tuple(branch_status(repo, b, recorded.get(b) or {}, clone=clone) for b in names),
-                  drift=drift, unpushed=unpushed(state_dir), lock=read_holder(state_dir / LOCK_FILE))
+                  drift=drift, unpushed=unpushed_records(audit_repo or repo, audit_branch),
+                  lock=read_holder(state_dir / LOCK_FILE))
 
 
 def status_lines(status: Status) -> list[str]:

@@ -184,6 +184,27 @@ def observe(client: SageMakerClient, kind: Kind, *, name: str, cluster_arn: str)
             return None
 
 
+LIST_PAGE = 100  # the most ListComputeQuotas and ListClusterSchedulerConfigs return a page (MaxResults)
+
+
+def live_ids(client: SageMakerClient, kind: Kind, *, cluster_arn: str) -> dict[str, str]:
+    """Every live object of `kind` on the cluster, name -> id, in one paginated listing (deleted
+    ones left out): what `observe` finds one name at a time, for a whole cluster."""
+    found: dict[str, str] = {}
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"ClusterArn": cluster_arn, "MaxResults": LIST_PAGE}
+        if token:
+            kwargs["NextToken"] = token
+        page = getattr(client, kind.list_op)(**kwargs)
+        for summary in page.get(kind.list_key, []):
+            if summary.get("Status") not in GONE:
+                found.setdefault(str(summary.get("Name")), str(summary[kind.id_key]))
+        token = page.get("NextToken")
+        if not token:
+            return found
+
+
 def describe(client: SageMakerClient, kind: Kind, object_id: str) -> Observed:
     found = getattr(client, kind.op("describe"))(**{kind.id_key: object_id})
     fields = {k: found[k] for k in (*kind.updatable, "ClusterArn") if k in found}

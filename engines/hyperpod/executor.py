@@ -12,6 +12,7 @@ of them) and the quotas named `<team>-on-<cluster>` on its cluster.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from engines.plan import Action, AttributeChange, ResourceChange
 KINDS: dict[str, driver.Kind] = {k.noun: k for k in (driver.SCHEDULER_CONFIG, driver.COMPUTE_QUOTA)}
 COMPUTE_QUOTA_TYPE = "aws-native:sagemaker:ComputeQuota"
 SCHEDULER_CONFIG_TYPE = "pulumi-python:dynamic/hyperpod:ClusterSchedulerConfig"
+OBSERVE_CONCURRENCY = 8  # describe calls in flight per stack plan (SageMaker's clients are thread-safe)
 _ACTIONS: dict[str, Action] = {"create": Action.CREATE, "update": Action.UPDATE, "replace": Action.REPLACE,
                                "delete": Action.DELETE, "none": Action.NOOP}
 
@@ -106,34 +108,42 @@ class HyperPodExecutor:
              inventoried: Iterable[HyperPodRef] = ()) -> list[PlannedObject]:
         """Decide per object; `owned_suffixes` maps a cluster ARN to the name suffix hypergov
         gives its compute quotas there (`-on-<cluster>`), to find quotas no longer declared;
-        every `inventoried` object not declared any more is deleted if it is still live."""
-        planned: list[PlannedObject] = []
-        for obj in desired:
-            client = self.client_for(obj.account, obj.region)
-            observed = driver.observe(client, obj.kind, name=obj.name, cluster_arn=obj.cluster_arn)
-            change = driver.plan_change(obj.kind, desired=obj.request, desired_tags=obj.tags, observed=observed)
-            planned.append(PlannedObject(obj, obj.kind, obj.name, obj.cluster_arn, observed, change))
+        every `inventoried` object not declared any more is deleted if it is still live.
+        Each cluster's objects of a kind are listed once; the live ones are described side by side."""
+        inventoried = list(inventoried)
+        wanted_places = {(o.kind.noun, o.cluster_arn) for o in desired} | {
+            (driver.COMPUTE_QUOTA.noun, arn) for arn in owned_suffixes} | {(r.kind, r.cluster_arn) for r in inventoried}
+        live = {place: driver.live_ids(self._client(place[1]), KINDS[place[0]], cluster_arn=place[1])
+                for place in sorted(wanted_places)}
         wanted = {(o.kind.noun, o.name) for o in desired}
-        for cluster_arn, suffix in sorted(owned_suffixes.items()):
-            _, _, _, region, account, _ = cluster_arn.split(":", 5)
-            client = self.client_for(account, region)
-            for name in _live_quota_names(client, cluster_arn, suffix):
-                if ("ComputeQuota", name) in wanted:
-                    continue
-                observed = driver.observe(client, driver.COMPUTE_QUOTA, name=name, cluster_arn=cluster_arn)
-                if observed is not None:
-                    planned.append(PlannedObject(None, driver.COMPUTE_QUOTA, name, cluster_arn, observed,
-                                                 driver.Change("delete")))
-        seen = {p.ref for p in planned}
+        gone: list[tuple[driver.Kind, str, str]] = [  # (kind, name, cluster) of live objects no longer declared
+            (driver.COMPUTE_QUOTA, name, arn) for arn, suffix in sorted(owned_suffixes.items())
+            for name in sorted(live[(driver.COMPUTE_QUOTA.noun, arn)])
+            if name.endswith(suffix) and (driver.COMPUTE_QUOTA.noun, name) not in wanted]
+        named = {(k.noun, n, a) for k, n, a in gone} | {(o.kind.noun, o.name, o.cluster_arn) for o in desired}
         # Quotas before the scheduler config: the reverse of the order they were created in.
-        for ref in sorted(set(inventoried) - seen, key=lambda r: (r.kind != "ComputeQuota", r.cluster_arn, r.name)):
-            kind = KINDS[ref.kind]
-            _, _, _, region, account, _ = ref.cluster_arn.split(":", 5)
-            observed = driver.observe(self.client_for(account, region), kind, name=ref.name,
-                                      cluster_arn=ref.cluster_arn)
-            if observed is not None:  # gone already (deleted or Deleting): nothing to do
-                planned.append(PlannedObject(None, kind, ref.name, ref.cluster_arn, observed, driver.Change("delete")))
+        gone += [(KINDS[r.kind], r.name, r.cluster_arn) for r in sorted(
+            {r for r in inventoried if (r.kind, r.name, r.cluster_arn) not in named},
+            key=lambda r: (r.kind != "ComputeQuota", r.cluster_arn, r.name))]
+
+        def observed(kind: driver.Kind, name: str, cluster_arn: str) -> driver.Observed | None:
+            object_id = live[(kind.noun, cluster_arn)].get(name)
+            return None if object_id is None else driver.describe(self._client(cluster_arn), kind, object_id)
+
+        with ThreadPoolExecutor(max_workers=OBSERVE_CONCURRENCY) as pool:
+            declared = list(pool.map(lambda o: observed(o.kind, o.name, o.cluster_arn), desired))
+            left = list(pool.map(lambda g: observed(*g), gone))
+        planned = [PlannedObject(o, o.kind, o.name, o.cluster_arn, seen,
+                                 driver.plan_change(o.kind, desired=o.request, desired_tags=o.tags, observed=seen))
+                   for o, seen in zip(desired, declared, strict=True)]
+        # A live object no longer declared is deleted; one gone already (deleted or Deleting) needs nothing.
+        planned += [PlannedObject(None, kind, name, arn, seen, driver.Change("delete"))
+                    for (kind, name, arn), seen in zip(gone, left, strict=True) if seen is not None]
         return planned
+
+    def _client(self, cluster_arn: str) -> driver.SageMakerClient:
+        _, _, _, region, account, _ = cluster_arn.split(":", 5)
+        return self.client_for(account, region)
 
     def apply(self, planned: Sequence[PlannedObject]) -> list[tuple[PlannedObject, Failure | None]]:
         """Carry out each decision; returns (object, its classified failure or None)."""
@@ -150,21 +160,6 @@ class HyperPodExecutor:
             except Exception as exc:  # every failure is reported per object
                 results.append((item, classify(exc)))
         return results
-
-
-def _live_quota_names(client: driver.SageMakerClient, cluster_arn: str, suffix: str) -> list[str]:
-    names: list[str] = []
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"ClusterArn": cluster_arn, "NameContains": suffix.strip("-")}
-        if token:
-            kwargs["NextToken"] = token
-        page = client.list_compute_quotas(**kwargs)
-        names += [s["Name"] for s in page.get("ComputeQuotaSummaries", [])
-                  if s.get("Name", "").endswith(suffix) and s.get("Status") not in ("Deleted", "Deleting")]
-        token = page.get("NextToken")
-        if not token:
-            return sorted(set(names))
 
 
 def to_change(item: PlannedObject) -> ResourceChange:

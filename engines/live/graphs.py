@@ -114,20 +114,27 @@ def stack_graphs(tree: GovernanceTree, specs: Sequence[StackSpec], cache_dir: Pa
             partial = target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.tmp")
             partial.write_text(_to_json(graph))
             partial.replace(target)  # never a half-written entry under the final name
-            _evict(cache_dir, graph.stack)
+    if cache_dir is not None and captured:
+        _evict(cache_dir, {g.stack for g in captured})
     if progress:
         progress(len(misses), len(views))
     return {name: graphs[name] for name in views}
 
 
-def _evict(cache_dir: Path, stack: str) -> None:
-    """All but the stack's `KEEP_PER_STACK` most recently used entries ('@' is in no stack name)."""
+def _evict(cache_dir: Path, stacks: set[str]) -> None:
+    """All but each of `stacks`' `KEEP_PER_STACK` most recently used entries ('@' is in no stack
+    name). One listing of the directory for them all: it holds a few entries per stack of the org."""
     def used(path: Path) -> float:
         try:
             return path.stat().st_mtime
         except FileNotFoundError:  # evicted by another plan meanwhile
             return 0.0
 
-    entries = sorted(cache_dir.glob(f"{stack}@*.json"), key=used, reverse=True)
-    for stale in entries[KEEP_PER_STACK:]:
-        stale.unlink(missing_ok=True)
+    entries: dict[str, list[Path]] = {}
+    for path in cache_dir.iterdir():
+        stack, at, rest = path.name.partition("@")
+        if at and rest.endswith(".json") and stack in stacks:
+            entries.setdefault(stack, []).append(path)
+    for paths in entries.values():
+        for stale in sorted(paths, key=used, reverse=True)[KEEP_PER_STACK:]:
+            stale.unlink(missing_ok=True)

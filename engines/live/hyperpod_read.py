@@ -25,7 +25,7 @@ from engines.live.hyperpod import GovernedCluster, LiveObject, compare, governed
 from engines.live.items import DriftItem, user_of
 from engines.live.runner import CallCounter, Pruner, ScanContext, ScanUnit
 
-PAGE_SIZE = 100  # the most ListComputeQuotas and ListClusterSchedulerConfigs return a page (MaxResults)
+PAGE_SIZE = driver.LIST_PAGE
 
 
 def fields_read_by(kind: driver.Kind, read: Literal["list", "describe"]) -> frozenset[str]:

@@ -10,13 +10,14 @@ filters, because "declared nowhere" (unmanaged) can only be said against all of 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
 from engines.kube import KubeApi
 from engines.live import budgets, eks_read, hyperpod_read, iam_read, kubernetes, organizations, sns
-from engines.live.desired import DesiredObject, desired_kube_objects, desired_objects
+from engines.live.desired import desired_kube_objects, desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
 from engines.live.runner import DEFAULT_CONCURRENCY, Pruner, ScanContext, ScanUnit, ServiceClientFor, run_units
@@ -114,16 +115,23 @@ def scanned_terraform_changes(settings: AwsSettings, base: GovernanceTree | None
                               concurrency: int = DEFAULT_CONCURRENCY) -> tuple[dict[str, tuple[ResourceChange, ...]],
                                                                               LiveScan]:
     """Terraform's changes for `stacks` of `head` decided from one live scan (`scan_plan`): the base
-    tree's desired objects stand for terraform's state (what was applied), the head's for its
-    configuration. The scan is returned too: an incomplete one decides nothing."""
-    clients, client_for, home = org_clients(settings, head)
+    tree's desired objects stand for terraform's state (what was applied) and are what the scan
+    reads back, as terraform's refresh does; the head's are its configuration. The base's graphs
+    are cached (its plan made them), so the scan starts at once, while the head's graphs, new
+    after an edit, are captured in worker processes beside it. The scan is returned too: an
+    incomplete one decides nothing."""
     role = settings.account_access_role  # the engine's graphs: it plans the same stacks from the cache next
-    context = scan_context(head, cache_dir=cache_dir, caller_account=clients.caller_account(home), stacks=stacks,
-                           assume_role_name=role)
-    applied: list[DesiredObject] = []
-    if base is not None:
-        base_specs = [s for s in plan_stacks(base) if s.name in set(stacks)]
-        applied = [o for g in stack_graphs(base, base_specs, cache_dir, assume_role_name=role).values()
-                   for o in desired_objects(g)]
-    scan = scan_with(context, client_for, only=stacks, services=TERRAFORM_SERVICES, concurrency=concurrency)
-    return scan_changes(stacks, applied, context.desired, scan.items), scan
+    head_specs = [s for s in plan_stacks(head) if s.name in set(stacks)]
+    scan = LiveScan(items=(), failures=(), api_calls=0, seconds=0.0, scanned_at="", stacks=tuple(sorted(stacks)))
+    context: ScanContext | None = None  # no base: nothing applied, every object a create
+    if base is not None:  # credentials checked and the base's cached graphs read before the capture starts
+        clients, client_for, home = org_clients(settings, base)
+        context = scan_context(base, cache_dir=cache_dir, caller_account=clients.caller_account(home), stacks=stacks,
+                               assume_role_name=role)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="head-graphs") as background:
+        head_graphs = background.submit(stack_graphs, head, head_specs, cache_dir, assume_role_name=role)
+        if context is not None:
+            scan = scan_with(context, client_for, only=stacks, services=TERRAFORM_SERVICES, concurrency=concurrency)
+        desired = [o for g in head_graphs.result().values() for o in desired_objects(g)]
+    applied = context.desired if context is not None else ()
+    return scan_changes(stacks, applied, desired, scan.items), scan

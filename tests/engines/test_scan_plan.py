@@ -1,7 +1,8 @@
 """Terraform's changes decided from the live scan (pure): what terraform's own plan would say for
 each case of state (the base tree's objects), configuration (the head's) and live values (the
-scan's items). The replacements follow the AWS provider's documentation ("Forces new resource":
-an IAM role's `name` and `path`, an access entry's `principal_arn`)."""
+scan's items: live against the base, as terraform's refresh reads state back). The replacements
+follow the AWS provider's documentation ("Forces new resource": an IAM role's `name` and `path`, an
+access entry's `principal_arn`)."""
 
 from __future__ import annotations
 
@@ -45,16 +46,33 @@ def test_declared_now_not_before_is_a_create_and_the_reverse_a_delete() -> None:
 def test_live_as_declared_is_nothing_to_do_whatever_the_base_said() -> None:
     assert stack_changes([role()], [role()], []) == ()
     # someone already set the head's value by hand: terraform's refresh reads it, nothing to do
-    assert stack_changes([role(maxSessionDuration=3600)], [role(maxSessionDuration=7200)], []) == ()
+    base, head = role(maxSessionDuration=3600), role(maxSessionDuration=7200)
+    by_hand = item(base, "changed", AttributeDrift("maxSessionDuration", 3600, 7200))
+    assert stack_changes([base], [head], [by_hand]) == ()
 
 
-def test_a_changed_attribute_is_an_update_in_terraforms_names_from_live_to_declared() -> None:
-    head = role(maxSessionDuration=7200)
-    (change,) = stack_changes([role()], [head], [item(head, "changed",
-                                                      AttributeDrift("maxSessionDuration", 7200, 3600))])
+def test_a_changed_input_is_an_update_in_terraforms_names_from_live_to_declared() -> None:
+    (change,) = stack_changes([role()], [role(maxSessionDuration=7200)], [])
     assert (change.action, change.type, change.name, change.executor) == (
         Action.UPDATE, "aws_iam_role", "role-lead_ml-prod", "terraform")
     assert [(a.path, a.before, a.after) for a in change.attributes] == [("max_session_duration", 3600, 7200)]
+
+
+def test_drift_is_undone_from_its_live_value_and_a_head_change_of_it_wins() -> None:
+    drift = item(role(), "changed", AttributeDrift("maxSessionDuration", 3600, 43200))
+    (undone,) = stack_changes([role()], [role()], [drift])
+    assert [(a.path, a.before, a.after) for a in undone.attributes] == [("max_session_duration", 43200, 3600)]
+    (changed,) = stack_changes([role()], [role(maxSessionDuration=7200)], [drift])
+    assert [(a.path, a.before, a.after) for a in changed.attributes] == [("max_session_duration", 43200, 7200)]
+
+
+def test_a_document_set_by_hand_to_the_heads_in_another_spelling_is_nothing_to_do() -> None:
+    declared = '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["sts:AssumeRole"]}]}'
+    live = {"Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow"}], "Version": "2012-10-17"}
+    base = role(assumeRolePolicy='{"Version": "2012-10-17", "Statement": []}')
+    head = role(assumeRolePolicy=declared)
+    drift = item(base, "changed", AttributeDrift("assumeRolePolicy", {"Version": "2012-10-17", "Statement": []}, live))
+    assert stack_changes([base], [head], [drift]) == ()
 
 
 def test_an_object_gone_live_is_created_again() -> None:
@@ -62,12 +80,16 @@ def test_an_object_gone_live_is_created_again() -> None:
         (role().address, Action.CREATE)]
 
 
-def test_a_new_name_or_path_replaces_the_object_even_though_the_new_name_is_not_live() -> None:
-    head = role("acme-nlp-leads")
-    (change,) = stack_changes([role()], [head], [item(head, "missing")])
+def test_a_new_name_or_path_replaces_the_object() -> None:
+    (change,) = stack_changes([role()], [role("acme-nlp-leads")], [])
     assert change.action is Action.REPLACE
     assert [(a.path, a.before, a.after, a.forces_replacement) for a in change.attributes] == [
         ("name", "acme-nlp-lead", "acme-nlp-leads", True)]
+
+
+def test_a_secret_input_is_masked_in_a_change() -> None:
+    (change,) = stack_changes([role(clientSecret="old")], [role(clientSecret="new")], [])
+    assert [(a.path, a.before, a.after) for a in change.attributes] == [("client_secret", "(masked)", "(masked)")]
 
 
 def test_a_removed_boundary_is_an_update_and_unmanaged_objects_are_not_terraforms() -> None:

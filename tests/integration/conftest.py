@@ -3,9 +3,12 @@ clusters) and the real `terraform` binary with the real AWS provider, one state 
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +68,11 @@ def engine_for(settings: Settings) -> EngineFactory:
 
 def example_files() -> dict[str, bytes]:
     return read_tree_dir(CONFIG)
+
+
+def audit_records(repo: str | os.PathLike[str], ref: str = "hypergov/audit") -> list[dict[str, Any]]:
+    """The audit records at `ref`, oldest first, read with git itself (not with hypergov's reader)."""
+    listed = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", f"{ref}:records"],
+                            capture_output=True, text=True, check=False)
+    return [json.loads(subprocess.run(["git", "-C", str(repo), "show", f"{ref}:records/{name}"], capture_output=True,
+                                      check=True).stdout) for name in sorted(listed.stdout.split())]

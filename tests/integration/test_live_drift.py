@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
-from tests.integration.conftest import CONFIG, PROD, REGION
+from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
 
 pytestmark = pytest.mark.integration
 GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
@@ -141,10 +141,12 @@ def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint:
     assert f"changed   hyperpod:ComputeQuota:vision-on-gpu-west ({PROD} {REGION}) by {who}" in text.stdout
 
     repo = git.Repo(env["HYPERGOV_CONFIG_DIR"], search_parent_directories=True)
-    before = repo.head.commit
+    before = len(audit_records(repo.working_dir))
     repaired = drift(env, "--remediate", "--yes", "--stack", "cluster-gpu-west")
     assert repaired.exit_code == 2, repaired.output  # repaired, but the unmanaged quota is left (not pruned)
-    record = audit_records(repo, before)
+    intent, *record = audit_records(repo.working_dir)[before:]
+    assert (intent["type"], intent["reason"], [s["stack"] for s in intent["stacks"]]) == (
+        "intent", "drift repair", ["cluster-gpu-west"])
     assert [(r["stack"], r["reason"], r["outcome"]) for r in record] == [("cluster-gpu-west", "drift repair",
                                                                           "applied")]
     assert record[0]["drift"] == ["changed hyperpod:ClusterSchedulerConfig:gpu-west-scheduler",
@@ -152,26 +154,20 @@ def test_out_of_band_changes_are_found_exactly_and_apply_restores_them(endpoint:
                                   "missing hyperpod:ComputeQuota:speech-on-gpu-west"]
     left = report(drift(env, "--json"))["items"]
     assert [(i["kind"], i["address"]) for i in left] == [("unmanaged", "hyperpod:ComputeQuota:interns-by-hand")]
-    before = repo.head.commit
+    before = len(audit_records(repo.working_dir))
     pruned = drift(env, "--prune-unmanaged", "--yes")
     assert pruned.exit_code == 0, pruned.output
     assert "interns-by-hand" not in live_quotas(endpoint)  # deleted, and nothing else
     assert sorted(live_quotas(endpoint)) == ["nlp-on-gpu-west", "recsys-on-gpu-west", "speech-on-gpu-west",
                                              "vision-on-gpu-west"]  # projects/*.yaml with quota on gpu-west
-    (prune_record,) = audit_records(repo, before)
+    prune_intent, prune_record = audit_records(repo.working_dir)[before:]  # the intent before any delete
+    assert prune_intent["stacks"] == [{"stack": "cluster-gpu-west",
+                                       "actions": ["delete hyperpod:ComputeQuota:interns-by-hand"]}]
+    assert prune_record["intent"] == prune_intent["intent"]
     assert (prune_record["reason"], prune_record["outcome"]) == ("prune unmanaged", "applied")
     assert [(o["address"], o["outcome"]) for o in prune_record["objects"]] == [
         ("hyperpod:ComputeQuota:interns-by-hand", "deleted")]
     assert drift(env).exit_code == 0
-
-
-def audit_records(repo: git.Repo, since: git.Commit) -> list[dict[str, Any]]:
-    """The audit records committed after `since` (read from Git, not from hypergov)."""
-    found = []
-    for commit in repo.iter_commits(f"{since.hexsha}..HEAD"):
-        for path in commit.stats.files:
-            found.append(json.loads((commit.tree / str(path)).data_stream.read()))
-    return found
 
 
 def test_a_throttled_list_makes_the_scan_incomplete(endpoint: EmbeddedAwsProcess, env: dict[str, str]) -> None:
@@ -228,10 +224,10 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
         stranger["attributes"], stranger
 
     repo = git.Repo(env["HYPERGOV_CONFIG_DIR"], search_parent_directories=True)
-    before = repo.head.commit
+    before = len(audit_records(repo.working_dir))
     repaired = drift(env, "--remediate", "--prune-unmanaged", "--yes")
     assert repaired.exit_code == 0, repaired.output
-    records = audit_records(repo, before)
+    records = [r for r in audit_records(repo.working_dir)[before:] if r["type"] != "intent"]
     assert sorted((r.get("stack", "(prune)"), r["reason"]) for r in records) == [
         ("(prune)", "prune unmanaged"), ("org", "drift repair"), ("project-nlp", "drift repair")]
     assert drift(env).exit_code == 0

@@ -5,7 +5,9 @@ clusters, project speech). The test reads its JSON log lines, scrapes /metrics o
 parses it with Prometheus' text parser, checks /healthz and /readyz, changes speech's compute
 quota by hand with boto3 (as a person in the console would) and waits for the scheduled scan to
 find it and the audited repair to restore it (checked with boto3), then reads `hypergov status
---json`. Expected values come from the tree (config/projects/speech.yaml) and what the test did."""
+--json`. The repository has a bare remote: the audit records of the passes and the repair are
+pushed there, and the unpushed gauge counts against it. Expected values come from the tree
+(config/projects/speech.yaml) and what the test did."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
@@ -83,7 +86,9 @@ def speech_quota(endpoint: EmbeddedAwsProcess) -> dict[str, Any]:
 
 @pytest.fixture
 def daemon(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], DaemonLog]]:
-    _governance_repo(tmp_path / "gov")
+    remote = tmp_path / "remote.git"  # the audit branch is pushed here after each write
+    git.Repo.init(remote, bare=True, initial_branch="main")
+    _governance_repo(tmp_path / "gov").create_remote("origin", str(remote))
     env = {**os.environ, **CREDENTIALS, "AWS_SECRET_ACCESS_KEY": SECRET, "PYTHONUNBUFFERED": "1",
            "HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
            "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3",
@@ -146,7 +151,9 @@ def test_metrics_logs_scheduled_drift_and_status(endpoint: EmbeddedAwsProcess, t
     assert summary["counts"]["changed"] == 1 and summary["repaired"] is True and sum(summary["left"].values()) == 0
     metrics = scrape(port)
     assert metrics[("hypergov_drift_items", (("kind", "changed"),))] == 0  # what is live now: repaired
-    assert metrics[("hypergov_audit_records_unpushed", ())] == 0
+    assert metrics[("hypergov_audit_records_unpushed", ())] == 0  # every record written so far is on the remote
+    local, pushed = (git.Repo(tmp_path / where).commit("hypergov/audit").hexsha for where in ("gov", "remote.git"))
+    assert local == pushed
 
     status = CliRunner().invoke(main, ["status", "--json"], env={
         "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
@@ -156,6 +163,7 @@ def test_metrics_logs_scheduled_drift_and_status(endpoint: EmbeddedAwsProcess, t
     (branch,) = shown["branches"]
     assert branch["branch"] == "main" and branch["applied_commit"] and branch["commits_waiting"] in (0, 1)
     assert shown["last_drift_scan"]["counts"]["changed"] >= 0 and shown["last_drift_scan"]["complete"] is True
+    assert shown["audit_records_unpushed"] == 0
 
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=240) == 0
@@ -169,4 +177,10 @@ def test_metrics_logs_scheduled_drift_and_status(endpoint: EmbeddedAwsProcess, t
     applied = [e for e in events if e["event"] == "stack.applied"]
     assert {e["stack"] for e in applied} >= {"org", "cluster-gpu-west", "project-speech"}
     assert all(e["commit"] for e in applied)
+    first_pass = events[:events.index(first)]  # its intent and outcome records, then their push to origin
+    recorded = [e for e in first_pass if e["event"] == "audit.records"]
+    assert len(recorded) == 1 and recorded[0]["first_seq"] == 1 and recorded[0]["last_seq"] > 1
+    assert any(e["event"] == "audit.pushed" and e["remote"] == "origin" for e in first_pass)
+    repair_lines = [e["message"] for e in events if e["event"] == "drift.repair"]
+    assert any(line.startswith("audit records ") for line in repair_lines), repair_lines  # the repair, audited
     assert (tmp_path / "daemon.out").read_text() == ""  # JSON mode: nothing on stdout

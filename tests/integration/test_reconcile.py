@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE, exclusive
-from tests.integration.conftest import CONFIG, PROD, REGION
+from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
 
 pytestmark = pytest.mark.integration
 ACTOR = git.Actor("platform-admin", "admin@example.com")
@@ -72,17 +72,20 @@ def test_each_merge_is_applied_once_audited_and_an_invalid_tree_never(endpoint: 
     first = _reconcile(env)
     assert first.exit_code == 0, first.output
     assert "applied: 4 stack(s) planned, 3 changed (first pass: every stack)" in first.output
-    audit = repo.head.commit
-    assert audit.parents[0].hexsha == tree_commit
-    assert sorted(Path(f).name.split("Z-", 1)[1] for f in audit.stats.files) == [
-        "cluster-gpu-west.json", "org.json", "project-speech.json"]
+    assert repo.head.commit.hexsha == tree_commit and not repo.is_dirty()  # the governed branch untouched
+    intent, *outcomes = audit_records(repo.working_dir)
+    assert (intent["type"], intent["source_commit"], intent["source_author"]) == (
+        "intent", tree_commit, "platform-admin <admin@example.com>")
+    assert [(r["type"], r["stack"], r["outcome"]) for r in outcomes] == [
+        ("outcome", "org", "applied"), ("outcome", "cluster-gpu-west", "applied"),
+        ("outcome", "project-speech", "applied")]  # cluster-trn-east: nothing to change, nothing to record
     roles = endpoint.client("iam", account=PROD, region=REGION).list_roles(PathPrefix="/hypergov/")["Roles"]
     assert "acme-speech-engineer" in {r["RoleName"] for r in roles}
     assert _applied_commit(tmp_path) == tree_commit
 
-    quiet = _reconcile(env)  # only the audit commit came since: the tree is the applied one
+    quiet = _reconcile(env)
     assert quiet.exit_code == 0 and "up to date" in quiet.output, quiet.output
-    assert repo.head.commit == audit and _applied_commit(tmp_path) == audit.hexsha
+    assert len(audit_records(repo.working_dir)) == 4  # steady state leaves no records
 
     change = _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 120000", b"monthly_usd: 90000",
                      "speech: lower the budget")
@@ -90,17 +93,22 @@ def test_each_merge_is_applied_once_audited_and_an_invalid_tree_never(endpoint: 
     assert merged.exit_code == 0, merged.output
     assert "1 stack(s) planned, 1 changed (since" in merged.output
     assert _budget(endpoint) == 90000.0
-    (record,) = repo.head.commit.stats.files
-    assert record.endswith("-project-speech.json")
-    assert json.loads((Path(repo.working_dir) / record).read_text())["source_commit"] == change
+    intent, outcome = audit_records(repo.working_dir)[4:]
+    assert [s["stack"] for s in intent["stacks"]] == ["project-speech"]
+    assert intent["stacks"][0]["actions"] == ["update aws_budgets_budget.budget_ml-prod"]
+    assert (outcome["stack"], outcome["source_commit"], outcome["seq"]) == ("project-speech", change, 6)
 
     applied_before = _applied_commit(tmp_path)
-    _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 90000", b"monthly_usd: -5", "speech: a typo")
+    typo = _commit(repo, "config/projects/speech.yaml", b"monthly_usd: 90000", b"monthly_usd: -5", "speech: a typo")
     refused = _reconcile(env)
     assert refused.exit_code == 1, refused.output
     assert "REFUSED, the tree fails validation; nothing applied" in refused.output
     assert "config/projects/speech.yaml:11:" in refused.output and "Traceback" not in refused.output
     assert _budget(endpoint) == 90000.0 and _applied_commit(tmp_path) == applied_before
+    (rejected,) = audit_records(repo.working_dir)[6:]
+    assert (rejected["type"], rejected["source_commit"]) == ("rejected", typo)
+    assert rejected["problems"][0]["file"] == "config/projects/speech.yaml" and rejected["problems"][0]["line"] == 11
+    assert _reconcile(env).exit_code == 1 and len(audit_records(repo.working_dir)) == 7  # once per head
 
     _commit(repo, "config/projects/speech.yaml", b"monthly_usd: -5", b"monthly_usd: 90000", "speech: fix the typo")
     fixed = _reconcile(env)
@@ -186,7 +194,7 @@ def test_what_was_reviewed_is_what_gets_applied(own_endpoint: EmbeddedAwsProcess
     assert refused.exit_code == 1, refused.output
     assert "differs from the one reviewed" in refused.output
     assert _budget(endpoint) == 120000.0  # nothing of the refused stack applied
-    (record_file,) = repo.head.commit.stats.files
-    record = json.loads((Path(repo.working_dir) / record_file).read_text())
+    intent, record = audit_records(repo.working_dir)[-2:]
+    assert intent["stacks"][0]["refused"].startswith("the plan differs from the one reviewed")
     assert (record["stack"], record["outcome"]) == ("project-speech", "refused")
     assert "only in the new plan: create aws_eks_access_entry.access-engineer_gpu-west" in record["refusal"]

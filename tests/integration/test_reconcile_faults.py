@@ -16,14 +16,13 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-import git
 import pytest
 from click.testing import CliRunner
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import exclusive
-from tests.integration.conftest import CREDENTIALS, PROD, REGION
+from tests.integration.conftest import CREDENTIALS, PROD, REGION, audit_records
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
@@ -73,7 +72,8 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
     log = tmp_path / "daemon.log"
     # One stack at a time, so that a SIGTERM during the cluster's apply leaves the project unstarted.
     env = {**os.environ, **CREDENTIALS, **_env(endpoint, tmp_path), "PYTHONUNBUFFERED": "1",
-           "HYPERGOV_TERRAFORM_PARALLELISM": "1"}
+           "HYPERGOV_TERRAFORM_PARALLELISM": "1",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout, not the venv's install
     endpoint.inject_fault("sagemaker", "*", kind="throttle", times=None)
     busy = ExitStack()
     busy.enter_context(exclusive(tmp_path / "state"))  # first, someone else holds the state directory
@@ -104,10 +104,10 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
     output = log.read_text()
     assert "reconciler stopped (SIGTERM)" in output and "Traceback" not in output
     assert "stack(s) left for the next pass" in output[applied:]
-    audit = repo.head.commit
-    assert audit.parents[0].hexsha == tree_commit  # the stacks that ran are recorded
-    records = {Path(f).name.split("Z-", 1)[1].removesuffix(".json"): f for f in audit.stats.files}
-    outcomes = {stack: json.loads((tmp_path / "gov" / path).read_text()) for stack, path in records.items()}
+    assert repo.head.commit.hexsha == tree_commit  # the governed branch untouched
+    intent, *recorded = audit_records(repo.working_dir)
+    assert intent["type"] == "intent" and {r["type"] for r in recorded} == {"outcome"}
+    outcomes = {r["stack"]: r for r in recorded}  # the stacks that ran are recorded
     assert outcomes["org"]["outcome"] == "applied"
     assert outcomes["cluster-gpu-west"]["outcome"] == "applied"  # the stack being applied finished
     assert outcomes["project-speech"]["outcome"] == "refused"  # the one not started was left, and said so
@@ -119,4 +119,4 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
     assert after.exit_code == 0, after.output
     roles = endpoint.client("iam", account=PROD, region=REGION).list_roles(PathPrefix="/hypergov/")["Roles"]
     assert "acme-speech-engineer" in {r["RoleName"] for r in roles}
-    assert git.Repo(tmp_path / "gov").head.commit != audit
+    assert audit_records(repo.working_dir)[len(recorded) + 1]["type"] == "intent"  # the next pass's records follow

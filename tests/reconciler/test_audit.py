@@ -1,13 +1,16 @@
-"""Audit commits in a real Git repository: one record per stack that changed or failed, only
-those files committed, no attribute values in the records, and a clear refusal when there is no
-repository to record in."""
+"""The audit branch in real Git repositories: records go to `hypergov/audit` only (the governed
+branch, HEAD, the index and the working tree stay as they were, a person's staged edit included),
+no attribute values in them, a concurrent writer is detected by `update-ref`'s old value, pushes
+to a bare remote never force (a rejected push is rebased: the records re-chained on top), records
+that could not be pushed wait and are counted, and audit commits can be signed with an SSH key."""
 
 from __future__ import annotations
 
 import json
-import stat
-from datetime import UTC, datetime
+import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -15,93 +18,182 @@ import pytest
 from engines.outcomes import permanent
 from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 from reconciler.audit import (
-    AuditCommitError,
     AuditEntry,
+    AuditLog,
     AuditRepoError,
-    commit_audit,
     find_audit_repo,
+    intent_payload,
+    outcome_payload,
     source_commit,
 )
+from reconciler.audit_chain import verify_chain
+from reconciler.audit_store import AuditConflictError, AuditStore
+from reconciler.audit_verify import verify_branch
 
-WHEN = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 SECRET = "s3cr3t-value-never-recorded"
+BRANCH = "hypergov/audit"
+ACTOR = git.Actor("admin", "admin@example.com")
 
 
 def _repo(root: Path) -> git.Repo:
     repo = git.Repo.init(root, initial_branch="main")
-    (root / "config").mkdir()
+    (root / "config").mkdir(parents=True)
     (root / "config" / "org.yaml").write_text("name: acme\n")
     repo.index.add(["config/org.yaml"])
-    actor = git.Actor("admin", "admin@example.com")
-    repo.index.commit("tree", author=actor, committer=actor)
+    repo.index.commit("tree", author=ACTOR, committer=ACTOR)
     return repo
 
 
-def _change(address: str, action: Action = Action.UPDATE) -> ResourceChange:
-    return ResourceChange(address, address.split(".")[0], address.split(".")[1], action, "terraform",
-                          (AttributeChange("description", "old", SECRET),))
-
-
-def _entry(stack: str, *, applied: bool = True, error: str | None = None) -> AuditEntry:
-    change = _change(f"aws_iam_role.{stack.replace('-', '_')}")
-    plan = Plan(stack=StackName(stack), engine="terraform", changes=(change,), source_commit="a" * 40,
+def _plan(stack: str) -> Plan:
+    change = ResourceChange(f"aws_iam_role.{stack.replace('-', '_')}", "aws_iam_role", "r", Action.UPDATE, "terraform",
+                            (AttributeChange("description", "old", SECRET),))
+    return Plan(stack=StackName(stack), engine="terraform", changes=(change,), source_commit="a" * 40,
                 artifact_sha256="b" * 64)
-    result = ApplyResult(stack=StackName(stack), applied=(change,) if applied and not error else (),
-                         error=permanent(error, "rejected") if error else None)
-    return AuditEntry(plan, result)
 
 
-def test_records_each_changed_or_failed_stack_and_commits_only_them(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
-    (tmp_path / "config" / "org.yaml").write_text("name: acme-edit\n")
+def _log(root: Path, state: Path, **kwargs: Any) -> AuditLog:
+    return AuditLog.open(root, state_dir=state, branch=BRANCH, **kwargs)
+
+
+def _records(repo: Path, ref: str = BRANCH) -> list[dict[str, Any]]:
+    """The records at `ref`, read with git itself (not with hypergov's reader)."""
+    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", f"{ref}:records"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    return [json.loads(subprocess.run(["git", "-C", str(repo), "show", f"{ref}:records/{n}"], capture_output=True,
+                                      check=True).stdout) for n in sorted(names)]
+
+
+def test_records_go_to_the_audit_branch_only_and_leave_a_persons_work_alone(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "gov")
+    (tmp_path / "gov" / "config" / "org.yaml").write_text("name: acme-edit\n")
     repo.index.add(["config/org.yaml"])  # a person's staged, unrelated edit
-    quiet = AuditEntry(Plan(stack=StackName("org"), engine="terraform", changes=()), ApplyResult(StackName("org")))
-    sha = commit_audit(tmp_path, [quiet, _entry("project-vision"), _entry("project-nlp", error="boom")], when=WHEN)
+    (tmp_path / "gov" / "notes.txt").write_text("untracked\n")
+    head, status = repo.head.commit.hexsha, repo.git.status("--porcelain")
+    log = _log(tmp_path / "gov", tmp_path / "state")
+    plans = [_plan("project-vision"), _plan("project-nlp")]
+    log.write([intent_payload(plans, intent_id="i1", source_author="dev <dev@example.com>", reason=None, refused={})],
+              subject="intent")
+    failed = ApplyResult(stack=StackName("project-nlp"), error=permanent("boom", "rejected"))
+    log.write([outcome_payload(AuditEntry(plans[0], ApplyResult(StackName("project-vision"), applied=plans[0].changes)),
+                               intent_id="i1", source_author=None),
+               outcome_payload(AuditEntry(plans[1], failed), intent_id="i1", source_author=None)], subject="outcome")
 
-    assert sha == repo.head.commit.hexsha
-    commit = repo.head.commit
-    assert sorted(commit.stats.files) == ["audit/2026-12/20261201T093000Z-project-nlp.json",
-                                         "audit/2026-12/20261201T093000Z-project-vision.json"]
-    assert commit.message.startswith("hypergov apply aaaaaaaaaaaa: 2 stack(s) changed, 1 failed")
-    assert commit.author.name == "hypergov" and commit.committer.email == "hypergov@localhost"
-    assert [d.a_path for d in repo.index.diff("HEAD")] == ["config/org.yaml"]  # still staged, not committed
-    record = json.loads((tmp_path / "audit/2026-12/20261201T093000Z-project-nlp.json").read_text())
-    assert record["outcome"] == "failed" and record["error"] == "boom" and record["error_kind"] == "permanent"
-    assert record["source_commit"] == "a" * 40 and record["plan_artifact_sha256"] == "b" * 64
-    vision = (tmp_path / "audit/2026-12/20261201T093000Z-project-vision.json").read_text()
-    assert json.loads(vision)["applied"] == ["update aws_iam_role.project_vision"]
-    assert SECRET not in vision and "description" not in vision  # addresses and actions, never values
-
-
-def test_nothing_happened_leaves_no_commit(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
-    head = repo.head.commit.hexsha
-    empty = AuditEntry(Plan(stack=StackName("org"), engine="terraform", changes=()), ApplyResult(StackName("org")))
-    assert commit_audit(tmp_path, [empty], when=WHEN) is None
-    assert repo.head.commit.hexsha == head and not (tmp_path / "audit").exists()
-
-
-def test_commit_hooks_cannot_keep_an_apply_out_of_the_record(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
-    hook = Path(repo.git_dir) / "hooks" / "pre-commit"
-    hook.parent.mkdir(exist_ok=True)
-    hook.write_text("#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
-    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
-    sha = commit_audit(tmp_path, [_entry("project-vision")], when=WHEN)
-    assert sha is not None and repo.head.commit.hexsha == sha
+    assert repo.head.commit.hexsha == head and repo.active_branch.name == "main"
+    assert repo.git.status("--porcelain") == status  # staged edit still staged, untracked file untouched
+    assert [d.a_path for d in repo.index.diff("HEAD")] == ["config/org.yaml"]
+    intent, vision, nlp = _records(tmp_path / "gov")
+    assert (intent["seq"], intent["prev"], intent["type"]) == (1, "0" * 64, "intent")
+    assert [s["stack"] for s in intent["stacks"]] == ["project-vision", "project-nlp"]
+    assert intent["stacks"][0]["plan_fingerprint"] == plans[0].fingerprint()
+    assert intent["stacks"][0]["actions"] == ["update aws_iam_role.project_vision"]
+    assert (vision["type"], vision["outcome"], vision["intent"]) == ("outcome", "applied", "i1")
+    assert (nlp["outcome"], nlp["error"], nlp["error_kind"]) == ("failed", "boom", "permanent")
+    assert intent["source_author"] == "dev <dev@example.com>" and nlp["source_commit"] == "a" * 40
+    audit = repo.commit(BRANCH)
+    assert audit.parents[0].parents == () and audit.author.name == "hypergov"  # its own history, from nothing
+    assert SECRET not in json.dumps([intent, vision, nlp]) and "description" not in json.dumps([intent, vision, nlp])
 
 
-def test_a_refused_commit_says_where_the_records_are(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
-    with repo.config_writer() as config:  # signing required, but the signing program fails
-        config.set_value("commit", "gpgsign", "true")
-        config.set_value("gpg", "program", "false")
-    head = repo.head.commit.hexsha
-    written = r"audit/2026-12/20261201T093000Z-project-vision\.json.*commit them by hand"
-    with pytest.raises(AuditCommitError, match=written):
-        commit_audit(tmp_path, [_entry("project-vision")], when=WHEN)
-    assert repo.head.commit.hexsha == head
-    assert (tmp_path / "audit/2026-12/20261201T093000Z-project-vision.json").exists()  # nothing lost
+def test_a_concurrent_writer_is_detected_and_the_chain_stays_whole(tmp_path: Path) -> None:
+    """Another writer moves the branch between reading the chain's end and moving the ref; a
+    test double at our own seam (`_commit`) lets it, git's `update-ref` old-value check refuses
+    the stale move, and the retry chains after the other writer's record."""
+    _repo(tmp_path / "gov")
+    other = AuditStore(tmp_path / "gov", branch=BRANCH)
+
+    class Raced(AuditStore):
+        raced = False
+
+        def _commit(self, records: Any, **kwargs: Any) -> str:
+            if not self.raced:
+                self.raced = True
+                other.append([{"type": "prune", "subject": "prune", "outcome": "applied"}], subject="other")
+            return super()._commit(records, **kwargs)
+
+    written = Raced(tmp_path / "gov", branch=BRANCH).append([{"type": "rejected", "outcome": "rejected"}],
+                                                          subject="mine")
+    assert written[0]["seq"] == 2
+    assert [(r["seq"], r["type"]) for r in _records(tmp_path / "gov")] == [(1, "prune"), (2, "rejected")]
+    assert verify_chain(other.files(str(other.tip()))).ok
+
+    class AlwaysRaced(AuditStore):
+        def _commit(self, records: Any, **kwargs: Any) -> str:
+            other.append([{"type": "prune", "subject": "prune"}], subject="other")
+            return super()._commit(records, **kwargs)
+
+    with pytest.raises(AuditConflictError, match="moved under every one of 3 attempts"):
+        AlwaysRaced(tmp_path / "gov", branch=BRANCH).append([{"type": "rejected"}], subject="x", attempts=3)
+
+
+def _clone(remote: Path, where: Path) -> Path:
+    git.Repo.clone_from(str(remote), str(where))
+    return where
+
+
+def test_push_never_forces_a_rejected_push_is_rebased_and_waiting_records_are_counted(tmp_path: Path) -> None:
+    seed = _repo(tmp_path / "seed")
+    remote = tmp_path / "remote.git"
+    git.Repo.init(remote, bare=True, initial_branch="main")
+    seed.git.push(str(remote), "main")
+    first = _log(_clone(remote, tmp_path / "a"), tmp_path / "state-a")
+    second = _log(_clone(remote, tmp_path / "b"), tmp_path / "state-b")
+    first.write([{"type": "prune", "subject": "prune", "outcome": "applied"}], subject="a1")
+    assert (first.unpushed(), first.push().pushed, first.unpushed()) == (1, 1, 0)
+    second.write([{"type": "rejected", "outcome": "rejected"}], subject="b1")
+    second.write([{"type": "rejected", "outcome": "rejected", "note": "again"}], subject="b2")
+    assert second.unpushed() == 2
+    pushed = second.push()  # rejected (the remote has a1), fetched, b1 and b2 re-chained on a1, pushed
+    assert (pushed.error, pushed.rebased, pushed.pushed) == (None, 2, 2)
+    on_remote = _records(remote)
+    assert [(r["seq"], r["type"], r.get("note")) for r in on_remote] == [
+        (1, "prune", None), (2, "rejected", None), (3, "rejected", "again")]
+    assert verify_chain(AuditStore(remote, branch=BRANCH).files(BRANCH)).ok
+    assert [r["writer"] for r in on_remote] == [first.writer, second.writer, second.writer]
+
+    shutil.move(remote, tmp_path / "gone.git")  # the remote goes away: records wait, counted
+    first.write([{"type": "prune", "subject": "prune"}], subject="a2")
+    failed = first.push()
+    assert failed.error is not None and "push to origin failed" in failed.error and first.unpushed() == 1
+    shutil.move(tmp_path / "gone.git", remote)  # and comes back: pushed with the next push, rebased on b1, b2
+    assert first.push().error is None and first.unpushed() == 0
+    assert [r["seq"] for r in _records(remote)] == [1, 2, 3, 4]
+
+
+def test_a_rewritten_remote_branch_is_refused_not_forced(tmp_path: Path) -> None:
+    seed = _repo(tmp_path / "seed")
+    remote = tmp_path / "remote.git"
+    git.Repo.init(remote, bare=True, initial_branch="main")
+    seed.git.push(str(remote), "main")
+    mine = _log(_clone(remote, tmp_path / "a"), tmp_path / "state")
+    mine.write([{"type": "prune", "subject": "prune"}], subject="a1")
+    assert mine.push().error is None
+    rogue = AuditStore(_clone(remote, tmp_path / "rogue"), branch=BRANCH)
+    rogue.git("update-ref", "-d", rogue.tracking_ref("origin"))  # start over: a history of its own
+    rogue.append([{"type": "prune", "subject": "forged"}], subject="forged")
+    rogue.git("push", "--force", "origin", f"{rogue.ref}:{rogue.ref}")  # history rewritten on the remote
+    mine.write([{"type": "rejected"}], subject="a2")
+    refused = mine.push()
+    assert refused.error is not None and "rewritten?" in refused.error and "nothing was forced" in refused.error
+    assert [r.get("subject") for r in _records(remote)] == ["forged"]  # the remote as the rogue left it
+    assert mine.unpushed() == 1  # our record is kept locally
+
+
+def test_signed_audit_commits_verify_and_an_unsigned_one_is_named(tmp_path: Path) -> None:
+    _repo(tmp_path / "gov")
+    key = tmp_path / "audit_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "hypergov", "-f", str(key)], check=True)
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f"hypergov@localhost namespaces=\"git\" {(tmp_path / 'audit_key.pub').read_text()}")
+    log = _log(tmp_path / "gov", tmp_path / "state", signing_key=key)
+    log.write([{"type": "prune", "subject": "prune"}], subject="one")
+    log.write([{"type": "rejected"}], subject="two")
+    verdict = verify_branch(log.store, allowed_signers=signers)
+    assert verdict.ok and verdict.signed == 2, verdict
+    unsigned = AuditStore(tmp_path / "gov", branch=BRANCH)  # someone without the key appends
+    unsigned.append([{"type": "rejected"}], subject="three")
+    broken = verify_branch(unsigned, allowed_signers=signers)
+    assert broken.broken is not None and broken.broken.path == f"commit {str(unsigned.tip())[:12]}"
+    assert "not signed by a key in" in broken.broken.why
 
 
 def test_audit_repo_is_the_one_holding_the_tree_or_the_configured_one(tmp_path: Path) -> None:

@@ -58,10 +58,12 @@ def test_json_lines_of_a_refused_pass_carry_the_envelope(tmp_path: Path) -> None
         assert set(line) >= {"ts", "level", "event", "branch", "commit", "stack", "message"}, line
         assert line["branch"] == "main"
         datetime.fromisoformat(line["ts"])
-    assert [e["event"] for e in events] == ["pass.start", "pass.end", "tree.problem"]
-    end = events[1]
+    assert [e["event"] for e in events] == ["pass.start", "audit.records", "pass.end", "tree.problem"]
+    recorded = events[1]  # the refusal's `rejected` record: the first on a new audit branch
+    assert (recorded["first_seq"], recorded["last_seq"], recorded["commit"]) == (1, 1, head)
+    end = events[2]
     assert (end["level"], end["commit"], end["status"], end["failure_kind"]) == ("error", head, "invalid", "permanent")
-    problem = events[2]
+    problem = events[3]
     assert problem["rule"] == "COST002" and problem["path"] == "config/projects/speech.yaml"
     assert problem["commit"] == head and problem["stack"] is None
 

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from cli.main import main
 from engines.live.items import DriftItem, LiveScan
+from reconciler.audit import AuditLog
 from reconciler.drift_schedule import save_summary, summary_of
 from reconciler.reconcile import exclusive
 from tests.example_tree import CONFIG
@@ -77,7 +78,7 @@ def test_applied_commit_commits_waiting_drift_and_a_free_lock(gov: git.Repo, tmp
     assert (drift["at"], drift["commit"], drift["complete"], drift["api_calls"]) == (
         "2026-01-02T04:00:00+00:00", applied, True, 12)
     assert drift["counts"] == {"changed": 1, "missing": 0, "unmanaged": 0, "unbounded": 0}
-    assert status["audit_records_unpushed"] == 0  # the seam's default until the audit trail fills it
+    assert status["audit_records_unpushed"] == 0  # no audit branch, and no remote to push it to
     assert status["lock"] is None
     assert status["repo"] == str(tmp_path / "gov")
 
@@ -141,3 +142,20 @@ def test_an_unreadable_record_is_an_error_exit_1(tmp_path: Path) -> None:
                                                       "HYPERGOV_STATE_DIR": str(tmp_path / "state")})
     assert result.exit_code == 1 and "reconciler.json is unreadable" in result.output, result.output
     assert "Traceback" not in result.output
+
+
+def test_audit_records_waiting_are_those_the_remote_lacks(gov: git.Repo, tmp_path: Path) -> None:
+    """The count is the audit branch against its remote's (a real bare remote): records written
+    here wait until pushed; a push empties the count; one more written waits again."""
+    remote = tmp_path / "remote.git"
+    git.Repo.init(remote, bare=True, initial_branch="main")
+    gov.create_remote("origin", str(remote))
+    _applied(tmp_path / "state", gov.head.commit.hexsha)
+    audit = AuditLog.open(Path(gov.working_dir), state_dir=tmp_path / "state", branch="hypergov/audit")
+    audit.write([{"type": "prune", "subject": "prune", "outcome": "applied"}], subject="one")
+    audit.write([{"type": "rejected", "outcome": "rejected"}], subject="two")
+    assert _status(tmp_path)["audit_records_unpushed"] == 2
+    assert audit.push().error is None
+    assert _status(tmp_path)["audit_records_unpushed"] == 0
+    audit.write([{"type": "rejected", "outcome": "rejected", "note": "again"}], subject="three")
+    assert _status(tmp_path)["audit_records_unpushed"] == 1

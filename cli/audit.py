@@ -1,0 +1,126 @@
+"""`hypergov audit verify` and `hypergov audit log`: the audit branch from the command line.
+
+verify exits 0 when the chain is intact (and matches the checkpoint, and every commit is signed
+when signatures are required), 1 when it is broken (the first bad record named, with why) or on
+any error, usage included. log exits 0 (1 on errors).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from cli.plan import cli_errors, load_cli_settings
+from engines.settings import Settings
+from hypergov import naming
+
+VERIFY_EXIT = "Exit status: 0 intact, 1 broken (the first bad record is named) or any error, usage included."
+LOG_EXIT = "Exit status: 0 listed (also when nothing matches), 1 any error, usage included."
+_SETTINGS = click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
+                         help="Settings file (default: ./hypergov.yaml if present).")
+_REPO = click.option("--repo", "repo", metavar="URL_OR_PATH", help="Repository holding the audit branch: a path or "
+                     "any URL git clones (default: settings audit_repo, else the one holding config_dir).")
+_BRANCH = click.option("--branch", help="Audit branch (default: settings audit_branch, hypergov/audit).")
+
+
+@click.group("audit")
+def audit() -> None:
+    """The audit trail: records on their own branch, chained by SHA-256."""
+
+
+def _where(settings: Settings, repo: str | None) -> tuple[str, bool]:
+    """The repository to read, and whether it is this state directory's own audit repository
+    (then the checkpoint of what was written applies, else the one of what was pushed)."""
+    from reconciler.audit import AuditRepoError, find_audit_repo
+
+    try:
+        own = find_audit_repo(settings.config_dir, settings.audit_repo).resolve()
+    except AuditRepoError as exc:
+        if repo is None:
+            raise click.UsageError(f"{exc}; or name it with --repo") from exc
+        return repo, False
+    if repo is None:
+        return str(own), True
+    return repo, Path(repo).exists() and Path(repo).resolve() == own
+
+
+@audit.command("verify", epilog=VERIFY_EXIT)
+@_SETTINGS
+@_REPO
+@_BRANCH
+@click.option("--checkpoint", "checkpoint_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Checkpoint to compare with (default: the state directory's, when there is one).")
+@click.option("--allowed-signers", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="git allowed-signers file: every audit commit must be signed by one of its keys "
+              "(default: settings audit_allowed_signers; unset: signatures are not checked).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@cli_errors
+def verify_cmd(settings_file: Path | None, repo: str | None, branch: str | None, checkpoint_file: Path | None,
+               allowed_signers: Path | None, as_json: bool) -> None:
+    """Recompute the chain over every record of the audit branch: an edited, deleted, inserted or
+    reordered record, or a rewritten branch (against the checkpoint the reconciler keeps), is
+    found and the first bad record named."""
+    from reconciler.audit import AUDIT_STATE
+    from reconciler.audit_store import AuditStore, Checkpoint
+    from reconciler.audit_verify import opened, verify_branch
+
+    settings = load_cli_settings(settings_file, None)
+    where, own = _where(settings, repo)
+    branch = branch or settings.audit_branch
+    checkpoint = Checkpoint(checkpoint_file or Path(settings.state_dir) / AUDIT_STATE / "checkpoint.json")
+    links = checkpoint.links(branch, "written" if own else "pushed")
+    with opened(where, branch=branch) as path:
+        verdict = verify_branch(AuditStore(path, branch=branch), checkpoint=links,
+                                allowed_signers=allowed_signers or settings.audit_allowed_signers)
+    if as_json:
+        click.echo(json.dumps({**verdict.as_dict(), "repo": where}, indent=2))
+    elif verdict.broken is None:
+        compared = (f"; matches the checkpoint (record {verdict.checkpoint.seq})" if verdict.checkpoint
+                    else "; no checkpoint here to compare with")
+        signed = f"; {verdict.signed} commit(s) with good signatures" if verdict.signed is not None else ""
+        click.echo(f"intact: {verdict.records} record(s) on {branch} of {where}{compared}{signed}")
+    else:
+        bad = verdict.broken
+        click.echo(f"BROKEN: {bad.path}{f' (record {bad.seq})' if bad.seq is not None else ''}: {bad.why}", err=True)
+        click.echo(f"  {verdict.records} record(s) before it are intact; branch {branch} of {where}", err=True)
+    sys.exit(0 if verdict.ok else 1)
+
+
+@audit.command("log", epilog=LOG_EXIT)
+@_SETTINGS
+@_REPO
+@_BRANCH
+@click.option("--project", "projects", multiple=True, help="Only this project's records (repeatable).")
+@click.option("--cluster", "clusters", multiple=True, help="Only this cluster's records (repeatable).")
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+              help="Only records written on or after this date (UTC), YYYY-MM-DD[THH:MM:SS].")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON, one array.")
+@cli_errors
+def log_cmd(settings_file: Path | None, repo: str | None, branch: str | None, projects: tuple[str, ...],
+            clusters: tuple[str, ...], since: datetime | None, as_json: bool) -> None:
+    """What happened, oldest first: one line per record (sequence number, time, type, stack,
+    outcome, source commit and its author)."""
+    from reconciler.audit_store import AuditStore
+    from reconciler.audit_verify import LogFilter, history, opened
+
+    settings = load_cli_settings(settings_file, None)
+    where, _ = _where(settings, repo)
+    branch = branch or settings.audit_branch
+    stacks = frozenset([*(naming.project_stack(p) for p in projects), *(naming.cluster_stack(c) for c in clusters)])
+    with opened(where, branch=branch) as path:
+        records = history(AuditStore(path, branch=branch), LogFilter(stacks=stacks, since=since))
+    if as_json:
+        click.echo(json.dumps(records, indent=2, sort_keys=True))
+        return
+    for r in records:
+        stack = r.get("stack") or ",".join(s.get("stack", "?") for s in r.get("stacks", [])) or r.get("subject", "")
+        source = str(r.get("source_commit") or "")[:12]
+        author = f" by {r['source_author']}" if r.get("source_author") else ""
+        click.echo(f"{r.get('seq', '?'):>6}  {str(r.get('at', ''))[:19]}  {r.get('type', '?'):<11} {stack:<24} "
+                   f"{r.get('outcome') or '-':<11} {source}{author}")
+    if not records:
+        click.echo("no records match", err=True)

@@ -1,0 +1,110 @@
+"""Write-ahead auditing of an apply: the `intent` record (stacks, plan fingerprints, actions) is
+committed on the audit branch before anything is applied, and the `outcome` records after, also
+when the apply fails or is stopped. A process killed in between leaves an intent without an
+outcome; the next run of the same state directory records its stacks as `interrupted`
+(`resolve_interrupted`) and plans them again. No intent, no apply: when the intent cannot be
+recorded, nothing is applied.
+
+Shared by `hypergov apply`, `drift --remediate` and the reconciler, so every apply is audited the
+same way. The failpoints (`reconciler.failpoints`) mark the phases the crash tests kill at.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.plan import ApplyResult, Plan, StackName
+from engines.protocol import Engine
+from reconciler import failpoints
+from reconciler.audit import AuditLog, AuditTrail, intent_payload, interrupted_payloads, outcome_payload
+from reconciler.audit_store import AuditConflictError, AuditWriteError
+
+
+@dataclass(frozen=True)
+class AuditedApply:
+    results: list[ApplyResult]
+    audit_commit: str | None  # the audit branch's tip after the outcome records (None: not recorded)
+    audit_error: str | None  # the apply happened but its outcome could not be recorded
+    records: list[dict[str, Any]] = field(default_factory=list)  # intent and outcomes, as written
+
+
+def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None, *,
+                  on_done: Callable[[ApplyResult], None] | None = None,
+                  stop: threading.Event | None = None, reason: str | None = None,
+                  drift: Mapping[str, tuple[str, ...]] | None = None,
+                  refused: Mapping[str, str] | None = None, source_author: str | None = None) -> AuditedApply:
+    """Record the intent, apply in dependency order, record the outcomes (in a `finally`: a stack
+    cut off mid-apply is recorded as interrupted). Without `audit` (`--no-audit`) nothing is
+    recorded. `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a
+    merge; `refused` stacks (stack -> why) are recorded as refused and not applied. Raises
+    `AuditWriteError` (nothing applied) when the intent cannot be recorded."""
+    refused = refused or {}
+    if not plans:
+        return AuditedApply([], None, None)
+    trail = AuditTrail.of(plans, reason=reason, drift=drift)
+    intent_id = uuid.uuid4().hex
+    records: list[dict[str, Any]] = []
+    if audit is not None:
+        records += audit.write([intent_payload(plans, intent_id=intent_id, source_author=source_author,
+                                               reason=reason, refused=refused)],
+                               subject=f"intent: {len(plans)} stack(s)")
+        failpoints.reached("after-intent")
+    for stack, why in refused.items():
+        result = ApplyResult(stack=StackName(stack), refusal=why)
+        trail.finished(result)
+        if on_done:
+            on_done(result)
+    finished_any = threading.Event()
+
+    def started(stack: StackName) -> None:
+        if finished_any.is_set():
+            failpoints.reached("mid-apply")  # a stack applied, the next starting: live state half changed
+        trail.started(stack)
+
+    def finished(result: ApplyResult) -> None:
+        finished_any.set()
+        trail.finished(result)
+        if on_done:
+            on_done(result)
+
+    sha = error = None
+    try:
+        engine.apply_many([p for p in plans if p.stack not in refused], on_start=started, on_done=finished, stop=stop)
+    finally:
+        if audit is not None:
+            failpoints.reached("after-apply")
+            try:
+                written = audit.write([outcome_payload(e, intent_id=intent_id, source_author=source_author)
+                                       for e in trail.recorded()], subject=_subject(trail))
+                records += written
+                sha = audit.store.tip()
+            except (AuditWriteError, AuditConflictError) as exc:
+                error = f"applied, but the outcome could not be recorded: {exc}"
+    return AuditedApply([e.result for e in trail.recorded()], sha, error, records)
+
+
+def _subject(trail: AuditTrail) -> str:
+    entries = trail.recorded()
+    failed = sum(1 for e in entries if not e.result.ok)
+    return f"outcome: {len(entries)} stack(s){f', {failed} not applied cleanly' if failed else ''}"
+
+
+def resolve_interrupted(audit: AuditLog, *,
+                        keep: Callable[[list[StackName]], None] | None = None) -> list[StackName]:
+    """When this writer's last record is an intent (the process died before its outcome), record
+    its stacks as `interrupted`; the stacks, which the caller must plan again. `keep` is called
+    with them first, so that a crash right after the records still leaves them to be planned."""
+    intent = audit.open_intent()
+    if intent is None:
+        return []
+    payloads = interrupted_payloads(intent)
+    stacks = [StackName(str(p["stack"])) for p in payloads]
+    if keep is not None:
+        keep(stacks)
+    if payloads:
+        audit.write(payloads, subject=f"interrupted: {len(payloads)} stack(s)")
+    return stacks
