@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from cli.plan import (
     load_cli_settings,
     report_audit,
     report_interrupted,
+    to_stderr,
 )
 from engines.plan import Drift, Failure, StackName, split_outcomes
 from engines.settings import Settings
@@ -46,9 +48,10 @@ class ComparedTree:
     described: str  # "the tree last applied to main" / "the working tree at config"
 
 
-def compared_tree(settings: Settings, *, against: str, branch: str) -> ComparedTree:
+def compared_tree(settings: Settings, *, against: str, branch: str, repo: Path | None = None) -> ComparedTree:
     """The tree whose desired state the scan compares with: the one the reconciler last applied to
-    `branch` (its record in the state directory), else the working tree."""
+    `branch` (its record in the state directory; read from `repo` when given, the reconciler's
+    repository), else the working tree."""
     from hypergov.gitsource import NotInRepositoryError, locate_tree, read_tree_at
     from hypergov.validate import load_valid_tree, validate_files
     from reconciler.audit import source_commit
@@ -56,7 +59,7 @@ def compared_tree(settings: Settings, *, against: str, branch: str) -> ComparedT
 
     applied = applied_commit(Path(settings.state_dir).resolve(), branch) if against == "applied" else None
     try:
-        where = locate_tree(settings.config_dir)
+        where = locate_tree(settings.config_dir, repo=repo)
     except NotInRepositoryError:
         where = None
     if applied and where is not None:
@@ -100,9 +103,7 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     hypergov role without its boundary or granting beyond it) items, with who changed them where the
     API says, and a fix for each.
     """
-    from engines.live.kubernetes import kube_apis_of
-    from engines.live.scan import scan_tree
-    from reconciler.drift_report import drift_exit, drift_json, drift_markdown, drift_text, filtered, scan_summary
+    from reconciler.drift_report import drift_exit, drift_json, drift_markdown, drift_text, scan_summary
 
     settings = load_cli_settings(settings_file, config_dir)
     compared = compared_tree(settings, against=against, branch=branch)
@@ -116,9 +117,7 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
     click.echo(f"compared with {compared.described}{f' ({compared.commit[:12]})' if compared.commit else ''}",
                err=True)
     with _state_lock(settings):
-        scan = filtered(scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
-                                  only=names if chosen else None, kube_apis=kube_apis_of(settings.kubeconfigs)),
-                        clusters=clusters)
+        scan = live_scan(settings, tree, only=names if chosen else None, clusters=clusters)
         click.echo(scan_summary(scan), err=True)
         refreshed = cli_engine(settings, tree).refresh_many(names, progress=_refresh_progress) if deep else {}
     if as_json:
@@ -138,13 +137,22 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
         status = _repair(settings, compared, scan, remediate=remediate, prune_unmanaged=prune_unmanaged, yes=yes)
         if status != 1:  # what is left is what a scan finds now, not what the repairs meant to do
             with _state_lock(settings):
-                after = filtered(scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs",
-                                           only=names if chosen else None,
-                                           kube_apis=kube_apis_of(settings.kubeconfigs)), clusters=clusters)
+                after = live_scan(settings, tree, only=names if chosen else None, clusters=clusters)
             click.echo(f"after the repairs: {len(after.items)} item(s) left"
                        + "".join(f"\n  {i.kind} {i.address}: {i.fix}" for i in after.items), err=True)
             status = drift_exit(after, {})
     sys.exit(status)
+
+
+def live_scan(settings: Settings, tree: GovernanceTree, *, only: Sequence[str] | None = None,
+              clusters: Sequence[str] = ()) -> LiveScan:
+    """The live scan of `tree` (the caller holds the state directory's lock: the graph cache)."""
+    from engines.live.kubernetes import kube_apis_of
+    from engines.live.scan import scan_tree
+    from reconciler.drift_report import filtered
+
+    return filtered(scan_tree(settings.aws, tree, cache_dir=Path(settings.state_dir) / "graphs", only=only,
+                              kube_apis=kube_apis_of(settings.kubeconfigs)), clusters=clusters)
 
 
 def _refresh_progress(stack: StackName, outcome: Drift | Failure) -> None:
@@ -153,56 +161,60 @@ def _refresh_progress(stack: StackName, outcome: Drift | Failure) -> None:
 
 
 def _repair(settings: Settings, compared: ComparedTree, scan: LiveScan, *, remediate: bool, prune_unmanaged: bool,
-            yes: bool) -> int:
+            yes: bool, audit: AuditLog | None = None, locked: Callable[[], AbstractContextManager[None]] | None = None,
+            say: Callable[[str], None] = to_stderr) -> int:
     """Repair what the scan found (only on a complete scan); 1 when a repair failed (what is left
-    is then said by a new scan)."""
+    is then said by a new scan). The reconciler's scheduled scan passes its audit log (on its
+    repository), `locked` (it holds the state directory's lock already) and `say` (its event log)."""
     from engines.live.scan import PRUNERS
     from reconciler.audit import AuditLog, AuditRepoError, find_audit_repo
     from reconciler.drift_repair import repair_plan
     from stacks.spec import plan_stacks
 
     try:
-        audit = AuditLog.from_settings(settings, find_audit_repo(settings.config_dir, settings.audit_repo))
+        audit = audit or AuditLog.from_settings(settings, find_audit_repo(settings.config_dir, settings.audit_repo))
     except AuditRepoError as exc:
         raise click.UsageError(str(exc)) from exc
     plan = repair_plan(scan.items, [s.name for s in plan_stacks(compared.tree)], PRUNERS)
     failed = False
-    with _state_lock(settings):
-        report_interrupted(audit)
+    with (locked or (lambda: _state_lock(settings)))():
+        report_interrupted(audit, say=say)
         if remediate and plan.stacks:
-            failed |= not _remediate(settings, compared, plan.stacks, plan.items, audit, yes=yes)
+            failed |= not _remediate(settings, compared, plan.stacks, plan.items, audit, yes=yes, say=say)
         if prune_unmanaged and plan.unmanaged:
             failed |= not _prune(settings, compared, plan.unmanaged, audit, yes=yes)
     for item in plan.unprunable if prune_unmanaged else ():
-        click.echo(f"not pruned: {item.address} ({item.type}): hypergov deletes no object of this type; "
-                   f"{item.fix}", err=True)
+        say(f"not pruned: {item.address} ({item.type}): hypergov deletes no object of this type; {item.fix}")
     return 1 if failed else 0
 
 
 def _remediate(settings: Settings, compared: ComparedTree, stacks: tuple[str, ...],
-               items: Mapping[str, tuple[str, ...]], audit: AuditLog, *, yes: bool) -> bool:
+               items: Mapping[str, tuple[str, ...]], audit: AuditLog, *, yes: bool,
+               say: Callable[[str], None] = to_stderr) -> bool:
     from reconciler.audit import commit_author
     from reconciler.drift_repair import REPAIR_REASON
     from reconciler.write_ahead import apply_audited
 
     engine = cli_engine(settings, compared.tree, source_commit=compared.commit)
     plans, failures = split_outcomes(engine.plan_many([StackName(s) for s in stacks]))
-    click.echo(render_text(plans), nl=False, err=True)
+    shown = render_text(plans).rstrip("\n")
+    if shown:
+        say(shown)
     if failures:
         for stack, failure in failures.items():
-            click.echo(f"ERROR {stack}: {failure.kind}: {failure.message}", err=True)
-        click.echo("nothing repaired: every stack to repair must plan first", err=True)
+            say(f"ERROR {stack}: {failure.kind}: {failure.message}")
+        say("nothing repaired: every stack to repair must plan first")
         return False
     pending = [p for p in plans if not p.is_empty]
     if not pending:
-        click.echo("the plans show nothing to restore", err=True)
+        say("the plans show nothing to restore")
         return True
     if not yes and not click.confirm(f"repair {len(pending)} stack(s)?", err=True):
         return False
     outcome = apply_audited(engine, pending, audit, reason=REPAIR_REASON, drift=items,
                             source_author=commit_author(audit.store.repo, compared.commit),
-                            on_done=lambda result: click.echo(apply_line(result), err=True))
-    report_audit(audit, outcome.audit_error, outcome.records, err=True)
+                            on_done=lambda result: say(apply_line(result)))
+    report_audit(audit, outcome.audit_error, outcome.records, err=True, say=say)
     return outcome.audit_error is None and all(r.ok for r in outcome.results)
 
 

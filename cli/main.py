@@ -127,8 +127,9 @@ def _add_engine_commands() -> None:
     from cli.drift import drift_cmd
     from cli.plan import COMMANDS  # the engines sit above the stacks
     from cli.reconcile import reconcile_cmd
+    from cli.status import status_cmd
 
-    for command in (*COMMANDS, drift_cmd, reconcile_cmd, audit):
+    for command in (*COMMANDS, drift_cmd, reconcile_cmd, status_cmd, audit):
         main.add_command(command)
 
 

@@ -380,32 +380,46 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit: 
     sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
 
 
-def report_interrupted(audit: AuditLog) -> None:
-    """Record what a killed apply of this state directory left between intent and outcome."""
+def report_interrupted(audit: AuditLog, *, say: Callable[[str], None] | None = None) -> None:
+    """Record what a killed apply of this state directory left between intent and outcome (said
+    on stderr, or to `say`: the reconciler daemon's event log)."""
     from reconciler.write_ahead import resolve_interrupted
 
     stacks = resolve_interrupted(audit)
     if stacks:
-        click.echo(f"an earlier apply was interrupted before its outcome was recorded; recorded as interrupted: "
-                   f"{', '.join(stacks)} (planned again now)", err=True)
+        (say or to_stderr)(f"an earlier apply was interrupted before its outcome was recorded; recorded as "
+                            f"interrupted: {', '.join(stacks)} (planned again now)")
 
 
 def report_audit(audit: AuditLog | None, error: str | None, records: Sequence[dict[str, Any]], *,
-                 err: bool = False) -> None:
-    """Say where the records went and push them (a failed push is a warning: they stay local)."""
+                 err: bool = False, say: Callable[[str], None] | None = None) -> None:
+    """Say where the records went and push them (a failed push is a warning: they stay local).
+    Errors and warnings go to stderr, the rest to stdout unless `err`; everything to `say` when
+    given (the reconciler daemon's event log)."""
     if audit is None:
         return
+
+    def echo(line: str, *, to_err: bool) -> None:
+        if say is not None:
+            say(line)
+        else:
+            click.echo(line, err=to_err)
+
     if error:
-        click.echo(f"ERROR {error}", err=True)
+        echo(f"ERROR {error}", to_err=True)
     if records:
         seqs = f"{records[0]['seq']}-{records[-1]['seq']}" if len(records) > 1 else str(records[0]["seq"])
-        click.echo(f"audit records {seqs} on {audit.store.branch} in {audit.store.repo}", err=err)
+        echo(f"audit records {seqs} on {audit.store.branch} in {audit.store.repo}", to_err=err)
     pushed = audit.push()
     if pushed.error:
-        click.echo(f"WARNING audit records not pushed ({audit.unpushed()} waiting; pushed with the next write): "
-                   f"{pushed.error}", err=True)
+        echo(f"WARNING audit records not pushed ({audit.unpushed()} waiting; pushed with the next write): "
+             f"{pushed.error}", to_err=True)
     elif pushed.remote and pushed.pushed:
-        click.echo(f"pushed {pushed.pushed} audit record(s) to {pushed.remote}", err=err)
+        echo(f"pushed {pushed.pushed} audit record(s) to {pushed.remote}", to_err=err)
+
+
+def to_stderr(line: str) -> None:
+    click.echo(line, err=True)
 
 
 COMMANDS = (plan_cmd, apply_cmd)  # `hypergov drift`: cli/drift.py, `hypergov reconcile`: cli/reconcile.py

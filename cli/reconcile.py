@@ -4,37 +4,78 @@ One pass exits 0 applied or up to date, 1 refused (an invalid tree, a rewritten 
 75 busy. With `--watch` nothing a pass does ends the loop (`reconciler.daemon`); SIGTERM stops it
 after the running stacks finish (exit 0), Ctrl-C at once (130). `--repo` is a local repository
 (read in place) or a URL the reconciler follows through its own clone (`reconciler.remote`);
-`--webhook-port` wakes the loop on a push (`reconciler.webhook`).
+`--webhook-port` wakes the loop on a push (`reconciler.webhook`). The daemon's options (metrics
+port, JSON logs, scheduled drift) are checked here; what each pass says and counts is `cli.watch`.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
 import threading
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.follow import Followed, followed_source
-from cli.plan import EXIT_BUSY, cli_engine, cli_errors, load_cli_settings
-from engines.schedule import STOPPING
+from cli.follow import followed_source
+from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings
+from cli.watch import Daemon, DriftOptions, audit_repo_of
 from engines.settings import Settings
 from hypergov.gitsource import RefNotFoundError
-from hypergov.problems import format_problem
+from reconciler.drift_schedule import DURATION_HELP, parse_duration
+from reconciler.logs import EventLog, LogFormat, configure
+from reconciler.metrics import ReconcilerMetrics
 
 if TYPE_CHECKING:
-    from reconciler.daemon import Decision
-    from reconciler.reconcile import PassResult
+    from reconciler.observe_http import ObserveServer
     from reconciler.webhook import Verdict
+
+
+class Duration(click.ParamType[float, Any]):
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    metrics_port: int | None
+    metrics_host: str
+    drift: DriftOptions | None
+
+    @classmethod
+    def checked(cls, *, interval: float | None, metrics_port: int | None, metrics_host: str,
+                drift_every: float | None, remediate: bool, report: Path | None) -> DaemonOptions:
+        """The daemon-only options make sense only with --watch (and the drift ones with --drift-every)."""
+        daemon_only = [name for name, given in (("--metrics-port", metrics_port is not None),
+                                                ("--drift-every", drift_every is not None)) if given]
+        if daemon_only and interval is None:
+            raise click.UsageError(f"{' and '.join(daemon_only)} need --watch SECONDS (they belong to the daemon)")
+        needs_drift = [name for name, given in (("--remediate-drift", remediate), ("--drift-report", report))
+                       if given]
+        if needs_drift and drift_every is None:
+            raise click.UsageError(f"{' and '.join(needs_drift)} need --drift-every DURATION")
+        drift = DriftOptions(drift_every, remediate, report) if drift_every is not None else None
+        return cls(metrics_port, metrics_host, drift)
+
 
 EPILOG = ("Exit status (one pass): 0 applied or up to date, 1 refused or failed (an invalid tree, a rewritten "
           "history, a remote that cannot be fetched, usage errors), 75 another reconciler pass or hypergov apply "
           "holds the state directory. With --watch: 0 after SIGTERM, 130 after Ctrl-C; a failed pass (a remote "
-          "down included) never ends the loop.")
+          "down included) or drift scan never ends the loop. With --metrics-port: GET /metrics "
+          "(Prometheus), /healthz (200 while the process runs), /readyz (503 with the reason after a permanent "
+          "failure of the last pass or drift scan).")
 
 
 @click.command("reconcile", epilog=EPILOG)
@@ -63,10 +104,26 @@ EPILOG = ("Exit status (one pass): 0 applied or up to date, 1 refused or failed 
 @click.option("--webhook-host", default="127.0.0.1", show_default=True, help="Address the webhook listens on.")
 @click.option("--webhook-secret-file", type=click.Path(dir_okay=False, path_type=Path),
               help="File holding the webhook's shared secret (default: HYPERGOV_WEBHOOK_SECRET).")
+@click.option("--metrics-port", type=click.IntRange(0, 65535), metavar="PORT",
+              help="With --watch: serve /metrics, /healthz and /readyz on this port (0: any free port, logged).")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="Address the metrics port listens on (0.0.0.0 in a container).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: lines for people; json: one JSON object per event on stderr (ts, level, event, branch, "
+              "commit, stack and the event's fields).")
+@click.option("--drift-every", type=Duration(), metavar="DURATION",
+              help=f"With --watch: run the live drift scan against the last applied tree in the gaps between "
+              f"passes, at most this often ({DURATION_HELP}).")
+@click.option("--remediate-drift", is_flag=True, help="Repair what a scheduled scan finds changed, missing or "
+              "unbounded by an audited apply, as drift --remediate does.")
+@click.option("--drift-report", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Rewrite this Markdown report (atomically) after each scheduled scan.")
 @cli_errors
 def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str, allow_rewrite: bool,
                   interval: float | None, max_backoff: float, webhook_port: int | None, webhook_host: str,
-                  webhook_secret_file: Path | None) -> None:
+                  webhook_secret_file: Path | None, metrics_port: int | None, metrics_host: str,
+                  log_format: LogFormat, drift_every: float | None, remediate_drift: bool,
+                  drift_report: Path | None) -> None:
     """Apply the head of the governance branch: what a merge does.
 
     Reads the tree from the branch's head commit (not the working copy), refuses a tree that
@@ -80,10 +137,16 @@ def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str,
     """
     if webhook_port is not None and interval is None:
         raise click.UsageError("--webhook-port needs --watch SECONDS (a single pass has nothing to wake)")
+    options = DaemonOptions.checked(interval=interval, metrics_port=metrics_port, metrics_host=metrics_host,
+                                    drift_every=drift_every, remediate=remediate_drift, report=drift_report)
     secret = _webhook_secret(webhook_secret_file) if webhook_port is not None else None
     settings = load_cli_settings(settings_file, None)
     followed = followed_source(settings, repo_arg, branch)
+    log = EventLog(configure(log_format), branch=branch)
     stop, wake = threading.Event(), threading.Event()
+    daemon = Daemon(settings=settings, repo=followed.repo, subdir=followed.subdir, branch=branch, stop=stop, log=log,
+                    metrics=_metrics(settings, followed.repo), drift=options.drift, followed=followed,
+                    allow_rewrite=allow_rewrite)
 
     def terminate(*_: object) -> None:
         stop.set()
@@ -92,18 +155,19 @@ def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str,
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
         if interval is None:
-            sys.exit(_one_pass(settings, followed, stop, allow_rewrite=allow_rewrite))
+            sys.exit(_one_pass(daemon))
         with ExitStack() as running:
             if webhook_port is not None and secret is not None:
-                _serve_webhook(running, webhook_host, webhook_port, secret=secret, branch=branch, wake=wake)
-            _watch(settings, followed, stop, wake, interval=interval, max_backoff=max_backoff,
-                   allow_rewrite=allow_rewrite)
+                _serve_webhook(running, daemon, webhook_host, webhook_port, secret=secret, wake=wake)
+            if options.metrics_port is not None:
+                running.callback(_serve(daemon, options.metrics_host, options.metrics_port).close)
+            _watch(daemon, wake, interval=interval, max_backoff=max_backoff)
     except KeyboardInterrupt:
-        click.echo("reconciler stopped (interrupted)", err=True)
+        log.event("reconciler.stopped", "reconciler stopped (interrupted)", reason="interrupted")
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    click.echo("reconciler stopped (SIGTERM)", err=True)
+    log.event("reconciler.stopped", "reconciler stopped (SIGTERM)", reason="SIGTERM")
 
 
 def _webhook_secret(secret_file: Path | None) -> bytes:
@@ -115,107 +179,78 @@ def _webhook_secret(secret_file: Path | None) -> bytes:
         raise click.UsageError(str(exc)) from exc
 
 
-def _serve_webhook(running: ExitStack, host: str, port: int, *, secret: bytes, branch: str,
+def _serve_webhook(running: ExitStack, daemon: Daemon, host: str, port: int, *, secret: bytes,
                    wake: threading.Event) -> None:
+    import logging
+
     from reconciler.webhook import serving
 
+    branch = daemon.branch
+
     def heard(client: str, verdict: Verdict) -> None:
-        level = "REFUSED " if verdict.status in (401, 408, 411, 413) else ""
-        click.echo(f"webhook: {level}{verdict.status} from {client}: {verdict.message}", err=True)
+        refused = verdict.status in (401, 408, 411, 413)
+        daemon.log.event("webhook.delivery", f"webhook: {'REFUSED ' if refused else ''}{verdict.status} from {client}: "
+                         f"{verdict.message}", level=logging.WARNING if refused else logging.INFO,
+                         status=verdict.status, client=client)
 
     try:
         server = running.enter_context(serving(host, port, secret=secret, branch=branch, wake=wake, on_verdict=heard))
     except OSError as exc:
         raise click.UsageError(f"--webhook-port {port}: cannot listen on {host}:{port} ({exc.strerror})") from exc
-    click.echo(f"webhook: listening on http://{host}:{server.server_address[1]}/", err=True)
+    daemon.log.event("webhook.listening", f"webhook: listening on http://{host}:{server.server_address[1]}/",
+                     host=host, port=server.server_address[1])
 
 
-def _run_pass(settings: Settings, followed: Followed, stop: threading.Event, *, allow_rewrite: bool,
-              fetch: bool) -> PassResult:
-    from reconciler.audit import AuditLog
-    from reconciler.reconcile import PassOptions, reconcile_once
-    from reconciler.render import apply_line
+def _metrics(settings: Settings, repo: Path) -> ReconcilerMetrics:
+    from reconciler.audit_store import AuditWriteError
+    from reconciler.status import unpushed_records
 
-    # With a URL the records go on the audit branch of the reconciler's clone, pushed to the remote.
-    audit = AuditLog.from_settings(settings, (settings.audit_repo or followed.repo).resolve())
-    options = PassOptions(fetch=followed.clone.fetch if fetch and followed.clone else None,
-                          allow_rewrite=allow_rewrite)
-    return reconcile_once(followed.repo, followed.branch, followed.subdir, followed.state_dir,
-                          lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=audit,
-                          on_apply=lambda result: click.echo(f"  {apply_line(result)}", err=True), stop=stop,
-                          options=options)
+    audit_repo = audit_repo_of(settings, repo)
+
+    def unpushed() -> float:
+        try:
+            return unpushed_records(audit_repo, settings.audit_branch)
+        except AuditWriteError:  # Git cannot read the branch now: the gauge says unknown, the scrape still answers
+            return math.nan
+
+    return ReconcilerMetrics(unpushed=unpushed)
 
 
-def _one_pass(settings: Settings, followed: Followed, stop: threading.Event, *, allow_rewrite: bool) -> int:
+def _serve(daemon: Daemon, host: str, port: int) -> ObserveServer:
+    from reconciler.observe_http import serve
+
+    try:
+        server = serve(daemon.metrics, host=host, port=port)
+    except OSError as exc:  # taken, or not an address of this machine
+        raise click.UsageError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}; choose another "
+                               "--metrics-port (0 picks a free one) or --metrics-host") from exc
+    daemon.log.event("metrics.listening", f"metrics on http://{host}:{server.port}/metrics (/healthz, /readyz)",
+                     host=host, port=server.port)
+    return server
+
+
+def _one_pass(daemon: Daemon) -> int:
     from reconciler.reconcile import ReconcilerBusyError
 
     try:
-        outcome = _run_pass(settings, followed, stop, allow_rewrite=allow_rewrite, fetch=True)
+        outcome = daemon.run_pass()
     except ReconcilerBusyError as exc:
-        click.echo(str(exc), err=True)
+        daemon.log.event("pass.failed", str(exc), kind="temporary", reason="busy")
         return EXIT_BUSY
     except RefNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
-    _report_pass(followed.branch, outcome)
+    daemon.passed(outcome)
     return 0 if outcome.ok or outcome.status == "stopped" else 1
 
 
-def _watch(settings: Settings, followed: Followed, stop: threading.Event, wake: threading.Event, *, interval: float,
-           max_backoff: float, allow_rewrite: bool) -> None:
+def _watch(daemon: Daemon, wake: threading.Event, *, interval: float, max_backoff: float) -> None:
     from engines.outcomes import Backoff
     from reconciler.daemon import watch
 
-    branch = followed.branch
+    daemon.log.event("reconciler.started", "", repo=str(daemon.repo), interval_s=interval,
+                     drift_every_s=daemon.drift.every_s if daemon.drift else None)
+    watch(run_pass=daemon.run_pass, head_of=daemon.head_of, interval_s=interval,
+          backoff=Backoff(base_s=min(2.0, max_backoff), cap_s=max_backoff), stop=daemon.stop,
+          on_pass=daemon.passed, on_failure=daemon.failed, on_wait=daemon.waiting, between=daemon.between,
+          wake=wake)
 
-    def waiting(decision: Decision) -> None:
-        if decision.next != "steady":
-            what = "retrying" if decision.next == "retry" else "waiting for a new commit; checking"
-            click.echo(f"{branch}: {what} in {decision.delay_s:.1f} s", err=True)
-
-    # `head_of` runs first in every round and fetches a remote; the pass that follows reads what it fetched.
-    watch(run_pass=lambda: _run_pass(settings, followed, stop, allow_rewrite=allow_rewrite, fetch=False),
-          head_of=followed.fetch_head, interval_s=interval,
-          backoff=Backoff(base_s=min(2.0, max_backoff), cap_s=max_backoff), stop=stop,
-          on_pass=lambda outcome: _report_pass(branch, outcome),
-          on_failure=lambda failure: click.echo(f"{branch}: pass failed ({failure.kind}): {failure}", err=True),
-          on_wait=waiting, wake=wake)
-
-
-def _report_pass(branch: str, outcome: PassResult) -> None:
-    where = f"{branch}@{outcome.head[:12]}"
-    if outcome.interrupted:
-        click.echo(f"{where}: an earlier pass was killed between its intent and outcome records; recorded as "
-                   f"interrupted and planned again: {', '.join(outcome.interrupted)}", err=True)
-    _report_records(where, outcome)
-    if outcome.status == "up to date":
-        click.echo(f"{where}: up to date")
-    elif outcome.status == "invalid":
-        click.echo(f"{where}: REFUSED, the tree fails validation; nothing applied", err=True)
-        for problem in outcome.problems:
-            click.echo(format_problem(problem), err=True)
-    elif outcome.status == "rewritten":
-        click.echo(f"{where}: REFUSED, {outcome.refusal}", err=True)
-    else:
-        changed = [r for r in outcome.results if r.applied]
-        kind = f" ({outcome.failure_kind})" if outcome.failure_kind else ""
-        left = sum(1 for r in outcome.results if r.refusal == STOPPING)
-        if left:
-            kind += f" ({left} stack(s) left for the next pass)"
-        click.echo(f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} changed"
-                   + (f" (since {outcome.base[:12]})" if outcome.base else " (first pass: every stack)"))
-        for error in outcome.errors:
-            click.echo(f"  ERROR {error}", err=True)
-
-
-def _report_records(where: str, outcome: PassResult) -> None:
-    from reconciler.remote import mask_url
-
-    if outcome.records:
-        first, last = outcome.records[0]["seq"], outcome.records[-1]["seq"]
-        click.echo(f"{where}: audit records {first}{f'-{last}' if last != first else ''} written", err=True)
-    push = outcome.push
-    if push is not None and push.error:  # git's words may hold the remote's URL: masked
-        click.echo(f"{where}: WARNING {outcome.unpushed} audit record(s) not pushed (kept, pushed by a later pass): "
-                   f"{mask_url(push.error)}", err=True)
-    elif push is not None and push.pushed:
-        click.echo(f"{where}: pushed {push.pushed} audit record(s) to {push.remote}", err=True)

@@ -12,6 +12,8 @@ decision (`after_pass`) says what happens next:
 SIGTERM sets `stop`: a running apply finishes the stacks it has started, records them in the
 audit commit and starts no other; then the loop returns. `wake` (set by the webhook on a push)
 cuts any wait short: the next pass starts at once; the periodic pass stays as the safety net.
+`between` runs in each gap between passes, never during one (the scheduled drift scan: it must
+not see a tree half applied).
 """
 
 from __future__ import annotations
@@ -64,15 +66,17 @@ def pause(delay_s: float, *, stop: threading.Event, wake: threading.Event | None
 def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], interval_s: float, backoff: Backoff,
           stop: threading.Event, on_pass: Callable[[PassResult], None],
           on_failure: Callable[[Failure], None], on_wait: Callable[[Decision], None],
-          wake: threading.Event | None = None) -> None:
-    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it).
-    `head_of` runs first in every round (for a remote: the fetch), then the pass."""
+          wake: threading.Event | None = None, between: Callable[[], None] = lambda: None) -> None:
+    """Run passes until `stop` is set. Never raises for a pass (KeyboardInterrupt still ends it);
+    `between` must not raise either (it is its own boundary). `head_of` runs first in every round
+    (for a remote: the fetch), then the pass."""
     blocked_head: str | None = None  # a head that failed permanently: wait for another one
     while not stop.is_set():
         head: str | None = None
         try:
             head = head_of()
             if head == blocked_head:
+                between()
                 pause(interval_s, stop=stop, wake=wake)
                 continue
             blocked_head = None
@@ -90,6 +94,9 @@ def watch(*, run_pass: Callable[[], PassResult], head_of: Callable[[], str], int
             decision = after_pass(kind, first, interval_s=interval_s, backoff=backoff, head_known=True)
         if decision.next == "wait-for-commit":
             blocked_head = head
+        if stop.is_set():
+            return
+        between()
         if stop.is_set():
             return
         on_wait(decision)

@@ -38,6 +38,7 @@ from hypergov.validate import validate_files
 from reconciler import failpoints
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
+from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.remote import is_ancestor, rewrite_refusal
 from reconciler.reviewed import differing, reviewed_plan
 from reconciler.write_ahead import apply_audited, resolve_interrupted
@@ -119,6 +120,7 @@ def reconcile_scope(base: GovernanceTree | None, head: GovernanceTree, known: Se
 
 @contextmanager
 def exclusive(state_dir: Path) -> Iterator[None]:
+    """The state directory's flock; its holder is recorded beside it for `hypergov status`."""
     state_dir.mkdir(parents=True, exist_ok=True)
     with open(state_dir / LOCK_FILE, "w") as handle:
         try:
@@ -126,9 +128,11 @@ def exclusive(state_dir: Path) -> Iterator[None]:
         except BlockingIOError as exc:
             raise ReconcilerBusyError(f"another reconciler or hypergov apply is running on {state_dir}; try again "
                                       "when it is done") from exc
+        write_holder(state_dir / LOCK_FILE)
         try:
             yield
         finally:
+            clear_holder(state_dir / LOCK_FILE)
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 

@@ -76,7 +76,8 @@ def test_a_busy_state_directory_exits_75(gov: Path, tmp_path: Path, command: str
     pytest.param("drift", ["0 no drift", "2 drift found", "1 any error", "75"], id="drift"),
     pytest.param("apply", ["0 applied", "1 any error", "75"], id="apply"),
     pytest.param("reconcile", ["0 applied or up to date", "1 refused or failed", "rewritten history", "75",
-                                      "SIGTERM"], id="reconcile"),
+                               "SIGTERM", "/readyz"], id="reconcile"),
+    pytest.param("status", ["0 status shown", "1 any error"], id="status"),
     pytest.param("validate", ["0 valid", "1 problems found"], id="validate"),
 ])
 def test_every_command_documents_its_exit_codes(command: str, codes: list[str]) -> None:
