@@ -11,7 +11,7 @@ fills in others (e.g. vCPU and memory next to an instance count), and those are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -168,41 +168,35 @@ def _comparable(kind: Kind, request: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in request.items() if k not in ("Name", "Tags")}
 
 
-def observe(client: SageMakerClient, kind: Kind, *, name: str, cluster_arn: str) -> Observed | None:
-    """The live object named `name` on the cluster, or None (deleted ones count as absent)."""
+LIST_PAGE = 100  # the most ListComputeQuotas and ListClusterSchedulerConfigs return a page (MaxResults)
+
+
+def _live_summaries(client: SageMakerClient, kind: Kind, **filters: Any) -> Iterator[Mapping[str, Any]]:
+    """The List summaries of `kind` matching `filters`, page after page, deleted ones left out."""
     token: str | None = None
     while True:
-        kwargs: dict[str, Any] = {"NameContains": name, "ClusterArn": cluster_arn}
-        if token:
-            kwargs["NextToken"] = token
-        page = getattr(client, kind.list_op)(**kwargs)
-        for summary in page.get(kind.list_key, []):
-            if summary.get("Name") == name and summary.get("Status") not in GONE:
-                return describe(client, kind, summary[kind.id_key])
+        page = getattr(client, kind.list_op)(**filters, **({"NextToken": token} if token else {}))
+        yield from (s for s in page.get(kind.list_key, []) if s.get("Status") not in GONE)
         token = page.get("NextToken")
         if not token:
-            return None
+            return
 
 
-LIST_PAGE = 100  # the most ListComputeQuotas and ListClusterSchedulerConfigs return a page (MaxResults)
+def observe(client: SageMakerClient, kind: Kind, *, name: str, cluster_arn: str) -> Observed | None:
+    """The live object named `name` on the cluster, or None (deleted ones count as absent)."""
+    for summary in _live_summaries(client, kind, NameContains=name, ClusterArn=cluster_arn):
+        if summary.get("Name") == name:
+            return describe(client, kind, summary[kind.id_key])
+    return None
 
 
 def live_ids(client: SageMakerClient, kind: Kind, *, cluster_arn: str) -> dict[str, str]:
     """Every live object of `kind` on the cluster, name -> id, in one paginated listing (deleted
     ones left out): what `observe` finds one name at a time, for a whole cluster."""
     found: dict[str, str] = {}
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"ClusterArn": cluster_arn, "MaxResults": LIST_PAGE}
-        if token:
-            kwargs["NextToken"] = token
-        page = getattr(client, kind.list_op)(**kwargs)
-        for summary in page.get(kind.list_key, []):
-            if summary.get("Status") not in GONE:
-                found.setdefault(str(summary.get("Name")), str(summary[kind.id_key]))
-        token = page.get("NextToken")
-        if not token:
-            return found
+    for summary in _live_summaries(client, kind, ClusterArn=cluster_arn, MaxResults=LIST_PAGE):
+        found.setdefault(str(summary.get("Name")), str(summary[kind.id_key]))
+    return found
 
 
 def describe(client: SageMakerClient, kind: Kind, object_id: str) -> Observed:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -76,3 +77,27 @@ def audit_records(repo: str | os.PathLike[str], ref: str = "hypergov/audit") -> 
                             capture_output=True, text=True, check=False)
     return [json.loads(subprocess.run(["git", "-C", str(repo), "show", f"{ref}:records/{name}"], capture_output=True,
                                       check=True).stdout) for name in sorted(listed.stdout.split())]
+
+
+@pytest.fixture
+def own_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAwsProcess]:
+    """An endpoint of the test's own, from nothing applied (the module's holds what its other
+    tests applied), with the credentials it takes also when the test runs alone."""
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+    process = EmbeddedAwsProcess(seed_config=CONFIG).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def wait_for(log: Path, text: str, *, after: int = 0, timeout_s: float = 300.0) -> int:
+    """Index in a daemon's log where `text` appears (after offset `after`); fails with the log."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = log.read_text().find(text, after)
+        if found >= 0:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} did not appear in time; the daemon said:\n{log.read_text()}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -19,7 +18,7 @@ from click.testing import CliRunner, Result
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE, exclusive
-from tests.integration.conftest import CONFIG, CREDENTIALS, PROD, REGION, audit_records
+from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
 
 pytestmark = pytest.mark.integration
 ACTOR = git.Actor("platform-admin", "admin@example.com")
@@ -143,18 +142,6 @@ def test_an_unreadable_record_is_a_clear_error(endpoint: EmbeddedAwsProcess, tmp
     assert broken.exit_code == 1 and "Traceback" not in broken.output
     assert "reconciler.json is unreadable" in broken.output and "delete it" in broken.output
 
-
-@pytest.fixture
-def own_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAwsProcess]:
-    """An endpoint of its own: the module's already holds the trimmed tree applied from another
-    state directory (a first pass here would find every object existing)."""
-    for key, value in CREDENTIALS.items():  # as the module's endpoint sets them: also when run alone
-        monkeypatch.setenv(key, value)
-    process = EmbeddedAwsProcess(seed_config=CONFIG).start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def test_what_was_reviewed_is_what_gets_applied(own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:

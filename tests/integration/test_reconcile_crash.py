@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -25,22 +24,13 @@ import pytest
 
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE
-from tests.integration.conftest import CONFIG, CREDENTIALS, PROD, REGION, audit_records
+from tests.integration.conftest import CREDENTIALS, PROD, REGION, audit_records
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
 SOURCE = Path(__file__).resolve().parents[2]  # this checkout, not whichever one the venv installed
 APPLIED = ["org", "cluster-gpu-west", "project-speech"]  # the trimmed tree's stacks with changes on a first pass
 
-
-@pytest.fixture
-def own_endpoint() -> Iterator[EmbeddedAwsProcess]:
-    """An endpoint per crash: each starts from nothing applied."""
-    process = EmbeddedAwsProcess(seed_config=CONFIG).start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def _remote_and_clone(root: Path) -> tuple[Path, Path, str]:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from click.testing import CliRunner
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import exclusive
-from tests.integration.conftest import CREDENTIALS, PROD, REGION, audit_records
+from tests.integration.conftest import CREDENTIALS, PROD, REGION, audit_records, wait_for
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
@@ -54,16 +53,6 @@ def test_a_plan_of_all_stacks_gives_each_a_classified_outcome(endpoint: Embedded
         assert "changes" in entries[stack], entries[stack]  # planned normally beside the failure
 
 
-def _wait_for(log: Path, text: str, *, after: int = 0, timeout_s: float = 240.0) -> int:
-    """Index in the daemon's log where `text` appears (after offset `after`)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = log.read_text().find(text, after)
-        if found >= 0:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{text!r} did not appear in time; the daemon said:\n{log.read_text()}")
-
 
 def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(endpoint: EmbeddedAwsProcess,
                                                                             tmp_path: Path) -> None:
@@ -82,18 +71,18 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
                                    "--max-backoff", "2"], stdout=out, stderr=subprocess.STDOUT, env=env,
                                   cwd=tmp_path)
     try:
-        _wait_for(log, "pass failed (temporary): another reconciler or hypergov apply is running")
-        _wait_for(log, "main: retrying in")
+        wait_for(log, "pass failed (temporary): another reconciler or hypergov apply is running")
+        wait_for(log, "main: retrying in")
         busy.close()
-        first = _wait_for(log, "plan failed (temporary)")
-        _wait_for(log, "cluster-gpu-west: temporary: AWS ListClusterSchedulerConfigs: ThrottlingException",
+        first = wait_for(log, "plan failed (temporary)")
+        wait_for(log, "cluster-gpu-west: temporary: AWS ListClusterSchedulerConfigs: ThrottlingException",
                   after=max(0, first - 400))
-        _wait_for(log, "main: retrying in", after=first)
-        second = _wait_for(log, "plan failed (temporary)", after=first + 1)  # a second pass: still alive
+        wait_for(log, "main: retrying in", after=first)
+        second = wait_for(log, "plan failed (temporary)", after=first + 1)  # a second pass: still alive
         assert daemon.poll() is None
         endpoint.clear_faults()
         endpoint.inject_fault("sagemaker", "CreateComputeQuota", kind="latency", delay_s=6.0, times=1)
-        applied = _wait_for(log, "applied org:", after=second)
+        applied = wait_for(log, "applied org:", after=second)
         daemon.send_signal(signal.SIGTERM)  # mid-pass: the cluster stack is being applied, the project is not
         assert daemon.wait(timeout=240) == 0, log.read_text()
     finally:

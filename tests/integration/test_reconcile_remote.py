@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -28,22 +27,13 @@ from click.testing import CliRunner, Result
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
-from tests.integration.conftest import CONFIG, CREDENTIALS, audit_records
+from tests.integration.conftest import CREDENTIALS, audit_records, wait_for
 from tests.integration.test_reconcile import _budget, _commit, _governance_repo
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "webhook-secret-for-tests"
 
-
-@pytest.fixture
-def own_endpoint() -> Iterator[EmbeddedAwsProcess]:
-    """An endpoint of its own: each test's first pass creates every object."""
-    process = EmbeddedAwsProcess(seed_config=CONFIG).start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def _remote(root: Path) -> tuple[Path, git.Repo]:
@@ -158,15 +148,6 @@ class GitDaemon:
         self.process = None
 
 
-def _wait_for(log: Path, text: str, *, after: int = 0, timeout_s: float = 300.0) -> int:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = log.read_text().find(text, after)
-        if found >= 0:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"{text!r} did not appear in time; the daemon said:\n{log.read_text()}")
-
 
 def _deliver(port: int, payload: dict[str, object], *, secret: str) -> int:
     body = json.dumps(payload).encode()
@@ -195,22 +176,22 @@ def test_the_watch_loop_over_git_daemon_survives_the_remote_going_away_and_wakes
                                        "--watch", "3600", "--max-backoff", "2", "--webhook-port", str(webhook_port)],
                                       stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
     try:
-        first = _wait_for(log, "applied: 4 stack(s) planned, 3 changed (first pass: every stack)")
-        _wait_for(log, f"webhook: listening on http://127.0.0.1:{webhook_port}/")
+        first = wait_for(log, "applied: 4 stack(s) planned, 3 changed (first pass: every stack)")
+        wait_for(log, f"webhook: listening on http://127.0.0.1:{webhook_port}/")
         assert _deliver(webhook_port, {"ref": "refs/heads/main"}, secret="a guess") == 401
-        _wait_for(log, "webhook: REFUSED 401 from 127.0.0.1: bad X-Hub-Signature-256", after=first)
+        wait_for(log, "webhook: REFUSED 401 from 127.0.0.1: bad X-Hub-Signature-256", after=first)
 
         daemon.stop()  # the remote goes away; a merge still lands (pushed to the bare repository directly)
         lowered = _merge(dev, b"monthly_usd: 120000", b"monthly_usd: 90000", "speech: lower the budget")
         assert _deliver(webhook_port, {"ref": "refs/heads/main"}, secret=SECRET) == 202
-        woken = _wait_for(log, "webhook: 202 from 127.0.0.1", after=first)
-        failed = _wait_for(log, f"main: pass failed (temporary): git fetch from {daemon.url} failed", after=woken)
-        _wait_for(log, "main: retrying in", after=failed)
-        _wait_for(log, "main: pass failed (temporary)", after=failed + 1)  # and again: still alive, backing off
+        woken = wait_for(log, "webhook: 202 from 127.0.0.1", after=first)
+        failed = wait_for(log, f"main: pass failed (temporary): git fetch from {daemon.url} failed", after=woken)
+        wait_for(log, "main: retrying in", after=failed)
+        wait_for(log, "main: pass failed (temporary)", after=failed + 1)  # and again: still alive, backing off
         assert reconciler.poll() is None and _budget(endpoint) == 120000.0
 
         daemon.start()  # back, on the same port
-        applied = _wait_for(log, f"main@{lowered[:12]}: applied", after=failed)
+        applied = wait_for(log, f"main@{lowered[:12]}: applied", after=failed)
         assert _budget(endpoint) == 90000.0 and _applied_commit(tmp_path) == lowered
         reconciler.send_signal(signal.SIGTERM)
         assert reconciler.wait(timeout=120) == 0, log.read_text()
