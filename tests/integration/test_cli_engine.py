@@ -1,6 +1,6 @@
 """`hypergov apply`, `plan` and `drift` from the command line against the embedded endpoint,
 with the exit codes CI branches on (0 nothing to do, 2 changes or drift, 1 error), and the audit
-commit every apply leaves in the governance repository."""
+records every apply leaves on the governance repository's audit branch."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import exclusive
-from tests.integration.conftest import CONFIG, PROD, REGION
+from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
 
 pytestmark = pytest.mark.integration
 STACKS = ["--stack", "org", "--stack", "cluster-gpu-west", "--stack", "project-speech"]
@@ -40,11 +40,13 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     applied = runner.invoke(main, ["apply", "--yes", "--config", str(config), *STACKS], env=env)
     assert applied.exit_code == 0, applied.output
     assert "applied project-speech" in applied.output
-    audit = repo.head.commit
-    assert audit.parents[0].hexsha == tree_commit and f"audit commit {audit.hexsha[:12]}" in applied.output
-    records = {Path(f).name.split("Z-", 1)[1]: f for f in audit.stats.files}
-    assert set(records) == {"org.json", "cluster-gpu-west.json", "project-speech.json"}
-    speech = json.loads((tmp_path / "gov" / records["project-speech.json"]).read_text())
+    assert repo.head.commit.hexsha == tree_commit  # the governed branch never receives an audit commit
+    assert "audit records 1-" in applied.output and "on hypergov/audit" in applied.output
+    records = audit_records(repo.working_dir)
+    assert records[0]["type"] == "intent" and records[0]["source_commit"] == tree_commit
+    outcomes = {r["stack"]: r for r in records if r["type"] == "outcome"}
+    assert set(outcomes) == {"org", "cluster-gpu-west", "project-speech"}
+    speech = outcomes["project-speech"]
     assert speech["source_commit"] == tree_commit and speech["outcome"] == "applied"
     assert any(a.startswith("create aws_iam_role.role-viewer") for a in speech["applied"]), speech["applied"]
     replan = runner.invoke(main, ["plan", "--config", str(config), "--stack", "project-speech"], env=env)
@@ -62,7 +64,7 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     assert {p.name: p.read_bytes() for p in speech_dir.iterdir() if p.is_file()} == saved  # untouched
     again = runner.invoke(main, ["apply", "--yes", "--config", str(config), "--stack", "project-speech"], env=env)
     assert again.exit_code == 0 and "nothing to apply" in again.output
-    assert repo.head.commit == audit  # steady state leaves no audit noise
+    assert audit_records(repo.working_dir) == records  # steady state leaves no audit noise
     in_sync = runner.invoke(main, ["drift", "--config", str(config), "--stack", "project-speech"], env=env)
     assert in_sync.exit_code == 0 and "in sync" in in_sync.output
     endpoint.client("iam", account=PROD, region=REGION).update_role(RoleName="acme-speech-viewer",
