@@ -141,7 +141,7 @@ def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: in
         markdown = DEMO_DIR / "plan.md"
         markdown.write_text(render_markdown(plans, title=f"hypergov plan for {head[:12]}"))
         click.echo(f"      merge-request plan (Markdown): {markdown}")
-    with step(5, total, "merge: the reconciler applies the branch head in dependency order, between intent and outcome records on hypergov/audit"):
+    with step(5, total, "merge: the reconciler applies the branch head in dependency order, audited on hypergov/audit"):
         _reconcile(repo, settings)
     with step(6, total, "plan again: must be empty"):
         again = _plan_all(engine, stacks)
