@@ -288,25 +288,26 @@ def _record_rejected(audit: AuditLog | None, repo_path: Path, branch: str, head:
                      problems: Sequence[Problem]) -> list[dict[str, Any]]:
     """A `rejected` record for an invalid head, once per head (a one-shot reconcile run again on
     the same head, or a restarted daemon, does not repeat it)."""
-    if audit is None:
-        return []
-    last = audit.last_own()
-    if last is not None and (last.get("type"), last.get("source_commit")) == ("rejected", head):
-        return []
-    return audit.write([rejected_payload(branch=branch, head=head, source_author=commit_author(repo_path, head),
-                                         problems=problems)], subject=f"rejected {head[:12]}")
+    return _record_once(audit, "rejected", head, lambda: rejected_payload(
+        branch=branch, head=head, source_author=commit_author(repo_path, head), problems=problems))
 
 
 def _record_refused(audit: AuditLog | None, repo_path: Path, branch: str, head: str, applied: str,
                     why: str) -> list[dict[str, Any]]:
     """A `refused` record for a rewritten head, once per head (as `_record_rejected`)."""
+    return _record_once(audit, "refused", head, lambda: refused_payload(
+        branch=branch, head=head, source_author=commit_author(repo_path, head), reason=why, applied_commit=applied))
+
+
+def _record_once(audit: AuditLog | None, kind: str, head: str,
+                 payload: Callable[[], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write the `kind` record of `head` unless this writer's last record is already that one."""
     if audit is None:
         return []
     last = audit.last_own()
-    if last is not None and (last.get("type"), last.get("source_commit")) == ("refused", head):
+    if last is not None and (last.get("type"), last.get("source_commit")) == (kind, head):
         return []
-    return audit.write([refused_payload(branch=branch, head=head, source_author=commit_author(repo_path, head),
-                                        reason=why, applied_commit=applied)], subject=f"refused {head[:12]}")
+    return audit.write([payload()], subject=f"{kind} {head[:12]}")
 
 
 def _valid_tree_at(repo_path: Path, commit: str | None, subdir: str) -> GovernanceTree | None:
