@@ -125,16 +125,21 @@ def test_a_concurrent_writer_is_detected_and_the_chain_stays_whole(tmp_path: Pat
         AlwaysRaced(tmp_path / "gov", branch=BRANCH).append([{"type": "rejected"}], subject="x", attempts=3)
 
 
+def _bare_remote(tmp_path: Path) -> Path:
+    """A bare governance remote holding a seed repository's main."""
+    remote = tmp_path / "remote.git"
+    git.Repo.init(remote, bare=True, initial_branch="main")
+    _repo(tmp_path / "seed").git.push(str(remote), "main")
+    return remote
+
+
 def _clone(remote: Path, where: Path) -> Path:
     git.Repo.clone_from(str(remote), str(where))
     return where
 
 
 def test_push_never_forces_a_rejected_push_is_rebased_and_waiting_records_are_counted(tmp_path: Path) -> None:
-    seed = _repo(tmp_path / "seed")
-    remote = tmp_path / "remote.git"
-    git.Repo.init(remote, bare=True, initial_branch="main")
-    seed.git.push(str(remote), "main")
+    remote = _bare_remote(tmp_path)
     first = _log(_clone(remote, tmp_path / "a"), tmp_path / "state-a")
     second = _log(_clone(remote, tmp_path / "b"), tmp_path / "state-b")
     first.write([{"type": "prune", "subject": "prune", "outcome": "applied"}], subject="a1")
@@ -160,10 +165,7 @@ def test_push_never_forces_a_rejected_push_is_rebased_and_waiting_records_are_co
 
 
 def test_a_rewritten_remote_branch_is_refused_not_forced(tmp_path: Path) -> None:
-    seed = _repo(tmp_path / "seed")
-    remote = tmp_path / "remote.git"
-    git.Repo.init(remote, bare=True, initial_branch="main")
-    seed.git.push(str(remote), "main")
+    remote = _bare_remote(tmp_path)
     mine = _log(_clone(remote, tmp_path / "a"), tmp_path / "state")
     mine.write([{"type": "prune", "subject": "prune"}], subject="a1")
     assert mine.push().error is None
