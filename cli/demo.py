@@ -1,19 +1,25 @@
-"""`make demo`: the main job end to end on the embedded default.
+"""`make demo`: the whole story of a governed HyperPod organization, end to end on the embedded
+default.
 
-A local Git repository holds the example governance tree; the embedded AWS endpoint (a child
-process) is seeded with its organization and clusters; the tree is validated, every stack is
-planned with the engine the settings select (terraform here: no Pulumi CLI) and the real
-`terraform` (the merge-request plan), applied by a reconciler pass (the merge) with an audit
-commit, and planned again (which must be empty). Then drift is made by hand (out of band, with
-boto3), found by the live scan (`hypergov drift`) and repaired by it (`--remediate
---prune-unmanaged`, audited); last, a merged change is applied by the reconciler to exactly the
-stack it affects. Everything lives under
-`.cli/demo/` and the endpoint is stopped at the end, whatever happens.
+A bare Git repository is the governance remote; a platform admin's clone pushes the example tree
+to it. The embedded AWS endpoint (a child process) is seeded with the tree's organization and
+clusters. The reconciler runs as a daemon in the background (`hypergov reconcile --repo URL
+--watch`, JSON logs, Prometheus metrics, a drift scan on a schedule that repairs what it finds):
+its first pass applies every stack with the real `terraform` and pushes its audit records to the
+remote's audit branch. A merge request that raises one team's compute quota is planned (the
+Markdown comment, with the governance summary and the capacity impact), merged and pushed; the
+daemon applies exactly the stack it affects and pushes the records. Then a quota is changed by
+hand with boto3 and one is made for a team the tree does not know: the scheduled scan finds both
+and repairs the change, `hypergov drift --prune-unmanaged` removes the other. `hypergov audit
+verify` passes on the remote and fails on a copy with one record edited by hand; the daemon's
+metrics are scraped. Everything lives under `.hypergov/demo/`; the daemon and the endpoint are
+stopped at the end, whatever happens.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,194 +31,285 @@ from pathlib import Path
 import click
 import git
 
+from cli.demo_daemon import Daemon, Event, http_status, scrape
 from embedded_aws import EmbeddedAwsProcess
-from engines.factory import build_engine
-from engines.outcomes import Failure
-from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
-from engines.protocol import Engine
-from engines.settings import Settings, load_settings
 from hypergov.gitsource import read_tree_at
-from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
-from reconciler.audit import AuditLog
-from reconciler.reconcile import PassResult, reconcile_once
-from reconciler.render import apply_line, render_markdown, render_text, summary_line
-from stacks.spec import plan_stacks
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / ".hypergov" / "demo"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
 PROD = "111122223333"
+GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
+ADMIN = git.Actor("platform-admin", "platform-admin@example.com")
+AUDIT_BRANCH = "hypergov/audit"  # the settings' default (engines/settings.py)
+DRIFT_EVERY = "10s"
+PASS_TIMEOUT_S = 900.0  # a first pass applies every stack with terraform: minutes on a loaded 2-core machine
+TOTAL = 10
 
 
 class DemoError(Exception):
     pass
 
 
-def commit_summary(commit: git.Commit) -> str:
-    summary = commit.summary
-    return summary.decode() if isinstance(summary, bytes) else summary
-
-
 @contextmanager
-def step(number: int, total: int, title: str) -> Iterator[None]:
-    click.secho(f"\n[{number}/{total}] {title}", bold=True)
+def step(number: int, title: str) -> Iterator[None]:
+    click.secho(f"\n[{number}/{TOTAL}] {title}", bold=True)
     start = time.perf_counter()
     yield
     click.secho(f"      done in {time.perf_counter() - start:.1f} s", dim=True)
 
 
-def _governance_repo(target: Path) -> git.Repo:
+def _say(event: Event) -> None:
+    click.echo(f"      daemon: {str(event['message']).strip()}")
+
+
+def _admin_clone(remote: Path, target: Path) -> git.Repo:
+    """The platform admin's clone: the example tree committed and pushed to the bare remote."""
+    git.Repo.init(remote, bare=True, initial_branch="main")
     shutil.copytree(ROOT / "config", target / "config")
     repo = git.Repo.init(target, initial_branch="main")
     repo.index.add([str(p.relative_to(target)) for p in (target / "config").rglob("*") if p.is_file()])
-    actor = git.Actor("platform-admin", "platform-admin@example.com")
-    repo.index.commit("Governance tree of the acme organization", author=actor, committer=actor)
+    repo.index.commit("Governance tree of the acme organization", author=ADMIN, committer=ADMIN)
+    repo.create_remote("origin", remote.as_uri()).push("main:main").raise_if_error()
     return repo
 
 
-def _plan_all(engine: Engine, stacks: list[StackName], *, quiet: bool = False) -> list[Plan]:
-    def progress(stack: StackName, outcome: Plan | Failure) -> None:
-        if not quiet:
-            click.echo(f"      planned {summary_line(outcome) if isinstance(outcome, Plan) else f'{stack}: {outcome}'}")
+class Story:
+    """What the demo drives: the admin's clone, the remote, the endpoint and the daemon."""
 
-    plans, failures = split_outcomes(engine.plan_many(stacks, progress=progress))
-    if failures:
-        raise DemoError("; ".join(failure_lines(failures)))
-    return plans
+    def __init__(self, admin: git.Repo, remote: Path, endpoint: EmbeddedAwsProcess) -> None:
+        self.admin, self.remote, self.endpoint = admin, remote, endpoint
+        self.state = DEMO_DIR / "state"
+        self.env = {**os.environ, **CREDENTIALS, "HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url,
+                    "HYPERGOV_STATE_DIR": str(self.state), "HYPERGOV_SETTINGS": str(DEMO_DIR / "absent.yaml"),
+                    "HYPERGOV_AWS_MAX_RETRIES": "3"}
+        self.daemon: Daemon | None = None
+
+    def start_daemon(self) -> Daemon:
+        command = [_hypergov_bin(), "reconcile", "--repo", self.remote.as_uri(), "--branch", "main", "--watch", "2",
+                   "--metrics-port", "0", "--log-format", "json", "--drift-every", DRIFT_EVERY, "--remediate-drift",
+                   "--drift-report", str(DEMO_DIR / "drift.md")]
+        click.echo(f"      $ {' '.join(['hypergov', *command[1:]])} &")
+        self.daemon = Daemon.start(command, env={**self.env, "HYPERGOV_CONFIG_DIR": "config"}, cwd=DEMO_DIR,
+                                   log_dir=DEMO_DIR)
+        return self.daemon
+
+    def hypergov(self, *args: str, show: int | None = None) -> subprocess.CompletedProcess[str]:
+        """Run the hypergov command as a user would (on the admin's clone), its output indented
+        (the last `show` lines only, when given)."""
+        click.echo(f"      $ hypergov {' '.join(args)}")
+        done = subprocess.run([_hypergov_bin(), *args], env={
+            **self.env, "HYPERGOV_CONFIG_DIR": str(Path(self.admin.working_dir) / "config")},
+            cwd=self.admin.working_dir, text=True, capture_output=True, check=False)
+        lines = (done.stderr + done.stdout).splitlines()
+        if show is not None and len(lines) > show:
+            click.echo(f"        ... ({len(lines) - show} line(s) before)")
+            lines = lines[-show:]
+        for line in lines:
+            click.echo(f"        {line}")
+        click.echo(f"      (exit {done.returncode})")
+        return done
+
+    def hypergov_when_free(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """As `hypergov`, retried while the daemon's pass holds the state directory (exit 75)."""
+        for _ in range(30):
+            done = self.hypergov(*args)
+            if done.returncode != 75:
+                return done
+            time.sleep(2)
+        raise DemoError(f"hypergov {' '.join(args)} found the state directory busy for a minute")
+
+    def wait_pass(self, commit: str, *, after: int) -> tuple[int, Event]:
+        """The daemon's pass that ends at `commit`, its stacks and records shown as it goes."""
+        assert self.daemon is not None
+        at, end = self.daemon.log.wait_for(lambda e: e["event"] == "pass.end" and e["commit"] == commit
+                                           and e["status"] != "up to date", after=after, timeout_s=PASS_TIMEOUT_S)
+        for event in self.daemon.log.events()[after:at + 1]:
+            if event["event"] in ("stack.applied", "audit.records", "pass.error", "pass.failed") or event is end:
+                _say(event)
+        if end["status"] != "applied":
+            raise DemoError(f"the daemon's pass ended {end['status']}: {end['message']}")
+        _, pushed = self.daemon.log.wait_for(lambda e: e["event"] in ("audit.pushed", "audit.push_failed"),
+                                             after=at - 1 if at else 0, timeout_s=60)
+        _say(pushed)
+        return at, end
+
+    def quota(self, name: str) -> dict[str, object]:
+        client = self.endpoint.client("sagemaker", account=PROD, region="us-west-2")
+        (summary,) = [q for q in client.list_compute_quotas(ClusterArn=GPU_WEST)["ComputeQuotaSummaries"]
+                      if q["Name"] == name]
+        return dict(summary)
 
 
-def _reconcile(repo: git.Repo, settings: Settings) -> PassResult:
-    def applied(result: ApplyResult) -> None:
-        click.echo(f"      {apply_line(result)}")
-
-    def engine_for(tree: GovernanceTree, head: str) -> Engine:
-        return build_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
-
-    trail = AuditLog.from_settings(settings, Path(repo.working_dir))
-    outcome = reconcile_once(Path(repo.working_dir), "main", "config", Path(settings.state_dir), engine_for,
-                             audit=trail, on_apply=applied)
-    planned = ", ".join(p.stack for p in outcome.plans) or "none"
-    click.echo(f"      main@{outcome.head[:12]}: {outcome.status}; stacks planned: {planned}")
-    if outcome.audit_commit:
-        audit = repo.commit(outcome.audit_commit)
-        click.echo(f"      audit commit {audit.hexsha[:12]}: {commit_summary(audit)}")
-    if not outcome.ok:
-        raise DemoError(f"the reconciler pass failed: {outcome.status}: {'; '.join(outcome.errors)}")
-    return outcome
+def _hypergov_bin() -> str:
+    return str(Path(sys.executable).parent / "hypergov")
 
 
 def run_demo() -> None:
-    total = 9
     if DEMO_DIR.exists():
         shutil.rmtree(DEMO_DIR)
     DEMO_DIR.mkdir(parents=True)
     os.environ.update(CREDENTIALS)
-    with step(1, total, "a local Git repository holds the governance tree"):
-        repo = _governance_repo(DEMO_DIR / "governance")
-        head = repo.head.commit.hexsha
-        click.echo(f"      {repo.working_dir} @ {head[:12]}")
-    with step(2, total, "start the embedded AWS endpoint, seeded with the tree's organization and clusters"):
-        endpoint = EmbeddedAwsProcess(seed_config=Path(repo.working_dir) / "config").start()
+    remote = DEMO_DIR / "governance.git"
+    with step(1, "a bare Git remote holds the governance tree, pushed from the platform admin's clone"):
+        admin = _admin_clone(remote, DEMO_DIR / "admin")
+        click.echo(f"      {remote} main @ {admin.head.commit.hexsha[:12]}")
+    with step(2, "start the embedded AWS endpoint, seeded with the tree's organization and clusters"):
+        endpoint = EmbeddedAwsProcess(seed_config=Path(admin.working_dir) / "config").start()
         click.echo(f"      {endpoint.endpoint_url} (pid {endpoint.pid})")
+    story = Story(admin, remote, endpoint)
     try:
-        _main_job(repo, head, endpoint, total)
+        _story(story)
     finally:
-        code = endpoint.stop()
-        click.echo(f"\nembedded AWS endpoint stopped (exit {code})")
+        if story.daemon is not None:
+            click.echo(f"\nreconciler daemon stopped by SIGTERM (exit {story.daemon.stop()})")
+        click.echo(f"embedded AWS endpoint stopped (exit {endpoint.stop()})")
 
 
-def _main_job(repo: git.Repo, head: str, endpoint: EmbeddedAwsProcess, total: int) -> None:
-    with step(3, total, f"validate the tree at {head[:12]}"):
-        report = validate_files(read_tree_at(repo.working_dir, head, "config"))
+def _story(story: Story) -> None:
+    admin = story.admin
+    head = admin.head.commit.hexsha
+    with step(3, f"validate the tree at {head[:12]}"):
+        report = validate_files(read_tree_at(admin.working_dir, head, "config"))
         if not report.ok:
             raise DemoError(f"the example tree is invalid: {report.problems[:3]}")
         tree = report.tree
         click.echo(f"      valid: {len(tree.projects)} projects, {len(tree.clusters)} clusters, "
                    f"{len(tree.workloads)} workload classes")
-    settings = load_settings(environ={"HYPERGOV_SETTINGS": str(DEMO_DIR / "absent.yaml")}, overrides={
-        "aws.endpoint_url": endpoint.endpoint_url, "aws.max_retries": 3, "state_dir": str(DEMO_DIR / "state")})
-    engine = build_engine(settings, tree, source_commit=head, environ={**os.environ, **CREDENTIALS})
-    stacks = [StackName(s.name) for s in plan_stacks(tree)]
-    with step(4, total, f"plan {len(stacks)} stacks with the real terraform "
-                        f"({settings.terraform.parallelism} at a time)"):
-        plans = _plan_all(engine, stacks)
-        click.echo(render_text(plans))
-        markdown = DEMO_DIR / "plan.md"
-        markdown.write_text(render_markdown(plans, title=f"hypergov plan for {head[:12]}"))
-        click.echo(f"      merge-request plan (Markdown): {markdown}")
-    with step(5, total, "merge: the reconciler applies the branch head in dependency order, audited on hypergov/audit"):
-        _reconcile(repo, settings)
-    with step(6, total, "plan again: must be empty"):
-        again = _plan_all(engine, stacks)
-        if not all(p.is_empty for p in again):
-            raise DemoError("the second plan is not empty: " + render_text([p for p in again if not p.is_empty]))
-    with step(7, total, "drift by hand (boto3, out of band); the live scan finds it: hypergov drift"):
-        _inject_drift(endpoint)
-        found = _hypergov(settings, repo, "drift")
-        if found.returncode != 2:
-            raise DemoError(f"hypergov drift exited {found.returncode}, not 2 (drift found)")
-    with step(8, total, "repair: hypergov drift --remediate --prune-unmanaged --yes, then scan again"):
-        repaired = _hypergov(settings, repo, "drift", "--remediate", "--prune-unmanaged", "--yes")
-        clean = _hypergov(settings, repo, "drift")
-        if repaired.returncode != 0 or clean.returncode != 0:
-            raise DemoError(f"the drift was not repaired (exit {repaired.returncode}, then {clean.returncode})")
-        audit = repo.commit(settings.audit_branch)
-        click.echo(f"      audit commit {audit.hexsha[:12]} on {settings.audit_branch}: {commit_summary(audit)}")
-    with step(9, total, "merge a change (speech's budget 120000 -> 90000): only the stack it affects is applied"):
-        target = Path(repo.working_dir) / "config" / "projects" / "speech.yaml"
-        target.write_text(target.read_text().replace("monthly_usd: 120000", "monthly_usd: 90000"))
-        repo.index.add(["config/projects/speech.yaml"])
-        actor = git.Actor("platform-admin", "platform-admin@example.com")
-        repo.index.commit("speech: lower the monthly budget", author=actor, committer=actor)
-        outcome = _reconcile(repo, settings)
-        budget = endpoint.client("budgets", account=PROD, region="us-east-1").describe_budget(
-            AccountId=PROD, BudgetName="acme-speech-monthly")["Budget"]["BudgetLimit"]["Amount"]
-        click.echo(f"      live budget acme-speech-monthly: {float(budget):.0f} USD")
-        if [p.stack for p in outcome.plans] != ["project-speech"] or float(budget) != 90000:
+    with step(4, "the reconciler daemon follows the remote: its first pass applies every stack with the real "
+                 f"terraform and pushes the audit records to {AUDIT_BRANCH}"):
+        daemon = story.start_daemon()
+        port = daemon.metrics_port()
+        click.echo(f"      metrics on http://127.0.0.1:{port}/metrics; JSON logs in {daemon.log.path}")
+        at, _ = story.wait_pass(head, after=0)
+        at, steady = daemon.log.wait_for(lambda e: e["event"] == "pass.end" and e["status"] == "up to date",
+                                         after=at + 1, timeout_s=120)
+        _say(steady)
+    merged = _merge_request(story)
+    with step(6, "merged and pushed: the daemon plans the stacks the merge affects, applies the one that "
+                 "changes and pushes its records"):
+        at, end = story.wait_pass(merged, after=at)
+        quota = story.quota("vision-on-gpu-west")["ComputeQuotaConfig"]["ComputeQuotaResources"]  # type: ignore[index]
+        click.echo(f"      live quota vision-on-gpu-west: {quota}")
+        if end["changed"] != 1 or quota != [{"InstanceType": "ml.p5.48xlarge", "Count": 16}]:
             raise DemoError("the merged change was not applied as planned")
-    click.secho("\ndemo complete: validated, planned, applied on merge, audited, re-planned empty, drift found by "
-                "the live scan and repaired, a merged change applied to exactly its stack", fg="green", bold=True)
-    click.echo(f"git log of the governance repository ({repo.working_dir}):")
-    for commit in repo.iter_commits("main", max_count=6):
-        click.echo(f"  {commit.hexsha[:12]} {commit_summary(commit)}")
+        story.hypergov("audit", "log", "--repo", story.remote.as_uri(), "--cluster", "gpu-west", show=4)
+    at = _drift_by_hand(story, after=at)
+    with step(9, "hypergov audit verify: the remote's trail is intact; a copy with one record edited is not"):
+        intact = story.hypergov("audit", "verify", "--repo", story.remote.as_uri())
+        tampered = story.hypergov("audit", "verify", "--repo", str(_tampered_copy(story.remote)))
+        if intact.returncode != 0 or tampered.returncode != 1:
+            raise DemoError(f"audit verify exited {intact.returncode} and {tampered.returncode}, not 0 and 1")
+    with step(10, "the daemon's metrics, scraped (Prometheus text format), and hypergov status"):
+        _show_metrics(port)
+        story.hypergov("status", "--repo", str(story.state / "repo"))
+    click.secho("\ndemo complete: followed a remote, applied every stack, planned and applied a merge request, "
+                "found and repaired drift on a schedule, kept an audit trail that verifies and catches an edit",
+                fg="green", bold=True)
 
 
-def _inject_drift(endpoint: EmbeddedAwsProcess) -> None:
-    """What a person with console access does: raise their own team's quota, make a quota for a
-    team the tree does not know, and stretch a role's session."""
-    sagemaker = endpoint.client("sagemaker", account=PROD, region="us-west-2")
-    (cluster,) = sagemaker.list_clusters()["ClusterSummaries"]
-    quotas = {q["Name"]: q for q in sagemaker.list_compute_quotas(ClusterArn=cluster["ClusterArn"])[
-        "ComputeQuotaSummaries"]}
-    vision = quotas["vision-on-gpu-west"]
-    config = vision["ComputeQuotaConfig"]
+def _merge_request(story: Story) -> str:
+    """Step 5: a branch raising vision's p5 quota, planned as a merge request's CI would."""
+    admin = story.admin
+    with step(5, "a merge request raises vision's quota on gpu-west (12 -> 16 ml.p5.48xlarge): hypergov plan "
+                 "--base main (Markdown with the governance summary and the capacity impact)"):
+        admin.git.checkout("-b", "vision-more-p5")
+        target = Path(admin.working_dir) / "config" / "projects" / "vision.yaml"
+        target.write_text(target.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 16"))
+        admin.index.add(["config/projects/vision.yaml"])
+        admin.index.commit("vision: four more p5 instances on gpu-west", author=ADMIN, committer=ADMIN)
+        markdown = DEMO_DIR / "mr.md"
+        planned = story.hypergov("plan", "--base", "main", "--markdown", str(markdown), "--private-state", show=6)
+        if planned.returncode != 2:
+            raise DemoError(f"hypergov plan exited {planned.returncode}, not 2 (changes planned)")
+        click.echo(f"      merge-request comment ({markdown}):")
+        for line in markdown.read_text().splitlines():
+            click.echo(f"      | {line}")
+        admin.git.checkout("main")
+        admin.git.merge("--no-ff", "-m", "Merge vision-more-p5: four more p5 instances", "vision-more-p5")
+        admin.remote("origin").push("main:main").raise_if_error()
+        click.echo(f"      merged and pushed: main @ {admin.head.commit.hexsha[:12]}")
+        return admin.head.commit.hexsha
+
+
+def _drift_by_hand(story: Story, *, after: int) -> int:
+    """Steps 7-8: a quota raised in the console and one made for an unknown team; the scheduled
+    scan repairs the first (audited), `hypergov drift --prune-unmanaged` deletes the second."""
+    assert story.daemon is not None
+    log = story.daemon.log
+    with step(7, f"drift by hand (boto3, out of band); the daemon's scheduled scan (every {DRIFT_EVERY}) finds "
+                 "it and repairs the change through an audited apply"):
+        _inject_drift(story)
+        found, scan = log.wait_for(lambda e: e["event"] == "drift.scan" and e["counts"]["changed"] > 0,
+                                   after=after, timeout_s=PASS_TIMEOUT_S)
+        _say(scan)
+        at, repaired = log.wait_for(lambda e: e["event"] == "drift.repaired", after=found, timeout_s=PASS_TIMEOUT_S)
+        for event in log.events()[found:at + 1]:
+            if event["event"] in ("drift.item", "drift.repair", "drift.repaired"):
+                _say(event)
+        if not repaired["ok"]:
+            raise DemoError(f"the scheduled repair failed: {repaired['message']}")
+        restored = story.quota("speech-on-gpu-west")["ComputeQuotaConfig"]["ComputeQuotaResources"]  # type: ignore[index]
+        click.echo(f"      live quota speech-on-gpu-west: {restored}; report: {DEMO_DIR / 'drift.md'}")
+        if restored != [{"InstanceType": "ml.g5.12xlarge", "Count": 8}]:  # config/projects/speech.yaml
+            raise DemoError("the scheduled scan did not restore speech's quota")
+    with step(8, "the quota made by hand for a team the tree does not know: hypergov drift finds it, "
+                 "--prune-unmanaged --yes deletes it (audited), a scan is clean"):
+        listed = story.hypergov_when_free("drift")
+        pruned = story.hypergov_when_free("drift", "--prune-unmanaged", "--yes")
+        clean = story.hypergov_when_free("drift")
+        if (listed.returncode, pruned.returncode, clean.returncode) != (2, 0, 0):
+            raise DemoError(f"hypergov drift exited {listed.returncode}, {pruned.returncode}, {clean.returncode}; "
+                            "not 2 (found), 0 (pruned), 0 (clean)")
+    return at
+
+
+def _inject_drift(story: Story) -> None:
+    """What a person with console access does: raise their own team's quota and make one for a
+    team the tree does not know."""
+    sagemaker = story.endpoint.client("sagemaker", account=PROD, region="us-west-2")
+    speech = story.quota("speech-on-gpu-west")
+    config = speech["ComputeQuotaConfig"]
+    assert isinstance(config, dict)
     raised = [{**r, "Count": r["Count"] + 4} for r in config["ComputeQuotaResources"]]
-    sagemaker.update_compute_quota(ComputeQuotaId=vision["ComputeQuotaId"], TargetVersion=vision["ComputeQuotaVersion"],
+    sagemaker.update_compute_quota(ComputeQuotaId=speech["ComputeQuotaId"], TargetVersion=speech["ComputeQuotaVersion"],
                                    ComputeQuotaConfig={**config, "ComputeQuotaResources": raised},
-                                   ComputeQuotaTarget=vision["ComputeQuotaTarget"])
-    click.echo(f"      raised vision's quota on gpu-west: {config['ComputeQuotaResources'][0]['Count']} -> "
+                                   ComputeQuotaTarget=speech["ComputeQuotaTarget"])
+    click.echo(f"      raised speech's quota on gpu-west: {config['ComputeQuotaResources'][0]['Count']} -> "
                f"{raised[0]['Count']} {raised[0]['InstanceType']}")
     sagemaker.create_compute_quota(
-        Name="interns-by-hand", ClusterArn=cluster["ClusterArn"],
+        Name="interns-by-hand", ClusterArn=GPU_WEST,
         ComputeQuotaTarget={"TeamName": "interns", "FairShareWeight": 5},
         ComputeQuotaConfig={"ComputeQuotaResources": [{"InstanceType": "ml.g5.12xlarge", "Count": 2}],
                             "ResourceSharingConfig": {"Strategy": "DontLend"}})
     click.echo("      created compute quota interns-by-hand for a team the tree does not know")
 
 
-def _hypergov(settings: Settings, repo: git.Repo, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the hypergov command as a user would, its output shown indented."""
-    environ = {**os.environ, **CREDENTIALS, "HYPERGOV_AWS_ENDPOINT_URL": str(settings.aws.endpoint_url),
-               "HYPERGOV_STATE_DIR": str(settings.state_dir), "HYPERGOV_SETTINGS": str(DEMO_DIR / "absent.yaml"),
-               "HYPERGOV_CONFIG_DIR": str(Path(repo.working_dir) / "config")}
-    click.echo(f"      $ hypergov {' '.join(args)}")
-    done = subprocess.run([str(Path(sys.executable).parent / "hypergov"), *args], env=environ, text=True,
-                          capture_output=True, check=False)
-    for line in (done.stderr + done.stdout).splitlines():
-        click.echo(f"        {line}")
-    click.echo(f"      (exit {done.returncode})")
-    return done
+def _tampered_copy(remote: Path) -> Path:
+    """A clone of the audit branch where one outcome record is edited with a text editor's
+    change (applied -> failed) and committed, as a person with push rights could."""
+    copy = DEMO_DIR / "tampered"
+    repo = git.Repo.clone_from(remote.as_uri(), copy, branch=AUDIT_BRANCH)
+    record = next(p for p in sorted((copy / "records").iterdir()) if "-outcome-" in p.name)
+    record.write_text(re.sub(r'"applied"', '"failed"', record.read_text(), count=1))
+    repo.index.add([str(record.relative_to(copy))])
+    mallory = git.Actor("mallory", "mallory@example.com")
+    repo.index.commit("fix a record", author=mallory, committer=mallory)
+    click.echo(f"      edited {record.relative_to(copy)} in {copy} (\"applied\" -> \"failed\") and committed it")
+    return copy
+
+
+def _show_metrics(port: int) -> None:
+    samples = scrape(port)
+    shown = ("hypergov_reconcile_passes_total", "hypergov_applies_total", "hypergov_drift_items",
+             "hypergov_audit_records_unpushed", "hypergov_reconcile_last_success_timestamp_seconds",
+             "hypergov_reconcile_pass_duration_seconds_count")
+    for (name, labels), value in sorted(samples.items()):
+        if name in shown:
+            label_text = ",".join(f'{k}="{v}"' for k, v in labels)
+            click.echo(f"      {name}{{{label_text}}} {value:g}")
+    click.echo(f"      /healthz {http_status(port, '/healthz')}, /readyz {http_status(port, '/readyz')}")
 
 
 def main() -> None:

@@ -17,16 +17,15 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import git
 import pytest
 from click.testing import CliRunner
-from prometheus_client.parser import text_string_to_metric_families
 
+from cli.demo_daemon import DaemonLog, http_status, scrape
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from tests.integration.conftest import CREDENTIALS, PROD, REGION
@@ -36,45 +35,6 @@ pytestmark = pytest.mark.integration
 GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
 SPEECH_QUOTA = "speech-on-gpu-west"
 SECRET = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"  # AWS's documented example secret key, without its slashes
-Event = dict[str, Any]
-
-
-class DaemonLog:
-    """The daemon's stderr, one JSON event per line, read as it grows."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def events(self) -> list[Event]:
-        text = self.path.read_text()
-        complete = text[:text.rfind("\n") + 1]  # without a line being written
-        return [json.loads(line) for line in complete.splitlines() if line.strip()]
-
-    def wait_for(self, wanted: Callable[[Event], bool], *, after: int = 0,
-                 timeout_s: float = 300.0) -> tuple[int, Event]:
-        """The first event after index `after` that `wanted` accepts, and its index."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for n, event in enumerate(self.events()[after:], start=after):
-                if wanted(event):
-                    return n, event
-            time.sleep(0.3)
-        raise AssertionError(f"no such event in time; the daemon said:\n{self.path.read_text()[-6000:]}")
-
-
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        body = response.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(body) for s in family.samples}
-
-
-def http_status(port: int, path: str) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
 
 
 def speech_quota(endpoint: EmbeddedAwsProcess) -> dict[str, Any]:
