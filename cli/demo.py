@@ -101,8 +101,8 @@ class Story:
         click.echo(f"      $ hypergov {' '.join(args)}")
         done = subprocess.run([_hypergov_bin(), *args], env={
             **self.env, "HYPERGOV_CONFIG_DIR": str(Path(self.admin.working_dir) / "config")},
-            cwd=self.admin.working_dir, text=True, capture_output=True, check=False)
-        lines = (done.stderr + done.stdout).splitlines()
+            cwd=self.admin.working_dir, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        lines = done.stdout.splitlines()  # both streams, in the order the command wrote them
         if show is not None and len(lines) > show:
             click.echo(f"        ... ({len(lines) - show} line(s) before)")
             lines = lines[-show:]
