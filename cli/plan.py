@@ -221,8 +221,9 @@ def _merge_request_plan(
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
     from hypergov.loader import LoadedFiles
+    from hypergov.rules.clusters import removed_managed_clusters
     from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import held_until_exit, shown_root, validate_files
+    from hypergov.validate import ValidationReport, held_until_exit, shown_root, validate_files
     from hypergov.validation_markdown import invalid_tree_markdown
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
 
@@ -245,6 +246,11 @@ def _merge_request_plan(
         base_report = validate_files(base_files, display_root=shown, reuse=loaded)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
+    removals = list(removed_managed_clusters(base_report.tree, head))  # CLU003: base against head
+    if removals:
+        if markdown_file:
+            markdown_file.write_text(invalid_tree_markdown(removals))
+        raise InvalidTreeError(ValidationReport(tree=head, problems=[*head_report.problems, *removals]))
     approvals = required_approvals(base_files, head_files, base_report.tree)
     mr = scope(base_report.tree, head)
     engine = cli_engine(settings, head)
