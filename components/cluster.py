@@ -72,7 +72,11 @@ class ClusterGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self.kubernetes = KubernetesObjects(parent=self, provider=args.kubernetes)
-        if args.view.cluster.task_governance:
+        if args.view.cluster.hyperpod.decommission:
+            # Nothing is declared on a cluster being decommissioned: its scheduler config (and any
+            # quota left) is deleted with it by the HyperPod cluster executor, and not recreated.
+            pass
+        elif args.view.cluster.task_governance:
             self._task_governance(args)
         else:
             self._plain_eks(args)

@@ -10,25 +10,34 @@ from pathlib import Path
 import yaml
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
-ROLE = "arn:aws:iam::444455556666:role/trn-east-hyperpod-execution"
-LIFECYCLE = {"source_s3_uri": "s3://trn-east-lifecycle/scripts/", "on_create": "on_create.sh"}
+ACCOUNTS = {"trn-east": "444455556666", "gpu-west": "111122223333"}
 # The example's trn-east capacity (16 trn1, 8 p4d) as the instance groups the seed creates it with.
 TRN_EAST_GROUPS: tuple[tuple[str, str, int], ...] = (
     ("trn1-32xlarge", "ml.trn1.32xlarge", 16), ("p4d-24xlarge", "ml.p4d.24xlarge", 8))
+GPU_WEST_GROUPS: tuple[tuple[str, str, int], ...] = (
+    ("g5-12xlarge", "ml.g5.12xlarge", 16), ("p5-48xlarge", "ml.p5.48xlarge", 32))
 
 
-def group(name: str, instance_type: str, count: int) -> dict[str, object]:
+def group(name: str, instance_type: str, count: int, *, example: str = "trn-east") -> dict[str, object]:
+    """An instance group with the role and lifecycle scripts `embedded_aws.seed` gives the example's
+    cluster `example` (so a declared group of the seeded cluster matches it)."""
     return {"name": name, "instance_type": instance_type, "instance_count": count,
-            "lifecycle_config": dict(LIFECYCLE), "execution_role": ROLE}
+            "lifecycle_config": {"source_s3_uri": f"s3://{example}-lifecycle/scripts/", "on_create": "on_create.sh"},
+            "execution_role": f"arn:aws:iam::{ACCOUNTS[example]}:role/{example}-hyperpod-execution"}
 
 
-def declared_cluster(groups: Sequence[tuple[str, str, int]] = TRN_EAST_GROUPS, *, name: str = "trn-east",
-                     **hyperpod: object) -> bytes:
-    """clusters/trn-east.yaml with `capacity` replaced by `groups` and `hyperpod` settings added."""
-    doc = yaml.safe_load((CONFIG / "clusters" / "trn-east.yaml").read_text())
+def declared_cluster(groups: Sequence[tuple[str, str, int]] = TRN_EAST_GROUPS, *, example: str = "trn-east",
+                     name: str | None = None, eks: str | None = None, **hyperpod: object) -> bytes:
+    """clusters/<example>.yaml with `capacity` replaced by `groups` and `hyperpod` settings added
+    (`name`: another HyperPod cluster name, `eks`: another EKS cluster)."""
+    doc = yaml.safe_load((CONFIG / "clusters" / f"{example}.yaml").read_text())
     del doc["capacity"]
-    doc["hyperpod"] = {"cluster_name": name, "managed": True, **hyperpod,
-                       "instance_groups": [group(*g) for g in groups]}
+    doc["hyperpod"] = {**doc["hyperpod"], "cluster_name": name or example, "managed": True, **hyperpod,
+                       "instance_groups": [group(*g, example=example) for g in groups]}
+    if name is not None:
+        doc["hyperpod"].pop("arn", None)
+    if eks is not None:
+        doc["eks"] = {"cluster_name": eks}
     return yaml.safe_dump(doc, sort_keys=False).encode()
 
 
