@@ -227,3 +227,39 @@ def test_decommission_refused_with_quotas_then_deletes_everything_with_audit_rec
     records = audit_records(repo)
     assert [r["type"] for r in records[-2:]] == ["intent", "outcome"]
     assert records[-1]["applied"] == ["delete hyperpod:Cluster:gpu-west"] and records[-1]["outcome"] == "applied"
+
+
+def test_drift_compares_live_groups_and_reports_status(endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """trn-drift is created from the tree (p4d x 8, trn1 x 16); someone scales p4d to 6 by hand:
+    drift says InstanceCount expected 8, live 6, and while the cluster is Updating its status; a
+    plan made then is refused until InService, and a wait that runs out is a timeout."""
+    from engines.hyperpod.cluster_driver import ClusterTimeoutError, observe_cluster, wait_for
+    from engines.live.hyperpod_clusters import cluster_drift
+
+    eks = endpoint.client("eks", account=RESEARCH, region=EAST)
+    eks.create_cluster(name="trn-drift-eks", roleArn=f"arn:aws:iam::{RESEARCH}:role/trn-drift-eks",
+                       resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]},
+                       accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
+    files = with_files(example_files(), clusters__trn_drift=declared_cluster(name="trn-drift", eks="trn-drift-eks"))
+    planned = _plan(endpoint, files, "trn-drift")
+    log, _ = _audit(tmp_path)
+    assert apply_clusters(_executor(endpoint), [planned], audit=log)[1].ok
+    client = endpoint.client("sagemaker", account=RESEARCH, region=EAST)
+    assert cluster_drift(planned.declared, observe_cluster(client, "trn-drift")) == []
+
+    endpoint.set_transition("sagemaker::hyperpod-cluster", progression="manual", times=1000)
+    try:
+        spec = {g["InstanceGroupName"]: g for g in planned.declared.request["InstanceGroups"]}["p4d-24xlarge"]
+        client.update_cluster(ClusterName="trn-drift", InstanceGroups=[{**spec, "InstanceCount": 6}])
+        (item,) = cluster_drift(planned.declared, observe_cluster(client, "trn-drift"))
+        assert item.kind == "changed" and item.address == "hyperpod:Cluster:trn-drift"
+        assert {(a.path, a.expected, a.live) for a in item.attributes} == {
+            ("ClusterStatus", "InService", "Updating"), ("InstanceGroups.p4d-24xlarge.InstanceCount", 8, 6)}
+        busy = _plan(endpoint, files, "trn-drift").plan
+        assert busy.action == "none" and "is Updating" in (busy.refusal or "") and busy.live_status == "Updating"
+        with pytest.raises(ClusterTimeoutError):
+            wait_for(client, "trn-drift", gone=False, waiting=Waiting(timeout_s=0.2, poll_s=0.05), progress=print)
+    finally:
+        endpoint.set_transition("sagemaker::hyperpod-cluster", progression="immediate")
+    restore = _plan(endpoint, files, "trn-drift").plan
+    assert restore.action == "scale" and restore.gpu_delta == 2 * 8
