@@ -23,7 +23,7 @@ from engines.hyperpod.cluster_executor import ClusterExecutor, PlannedCluster, c
 from engines.plan import Action, StackName
 from hypergov.validate import ValidationReport, validate_files
 from reconciler.audit import AuditLog
-from reconciler.clusters import apply_clusters
+from reconciler.clusters import apply_clusters, clusters_markdown
 from tests.clusters.cluster_files import GPU_WEST_GROUPS, TRN_EAST_GROUPS, declared_cluster, with_files
 from tests.integration.conftest import CONFIG, CREDENTIALS, PROD, EngineFactory, audit_records, example_files
 
@@ -157,6 +157,7 @@ def test_adopt_shows_the_diff_then_takes_over_scale_4_to_8(endpoint: EmbeddedAws
     assert {a.path: (a.before, a.after) for a in change.attributes} == {
         "InstanceGroups.g5-48xlarge.InstanceCount (ml.g5.48xlarge)": (4, 8), "GPUs": (32, 64)}
     assert "trn-east: +32 GPUs" in plan.notes
+    assert "| `trn-east` | scale | `g5-48xlarge` (ml.g5.48xlarge) | 4 -> 8 | +32 |" in clusters_markdown([scaled])
     endpoint.clear_calls()
     assert apply_clusters(_executor(endpoint), [scaled], audit=log)[1].ok
     assert [c["operation"] for c in endpoint.calls() if c["operation"].endswith("Cluster")].count("UpdateCluster") == 1
