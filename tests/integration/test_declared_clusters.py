@@ -264,3 +264,48 @@ def test_drift_compares_live_groups_and_reports_status(endpoint: EmbeddedAwsProc
         endpoint.set_transition("sagemaker::hyperpod-cluster", progression="immediate")
     restore = _plan(endpoint, files, "trn-drift").plan
     assert restore.action == "scale" and restore.gpu_delta == 2 * 8
+
+
+def _repo_with(tmp_path: Path, files: dict[str, bytes]) -> git.Repo:
+    for name, content in files.items():
+        (tmp_path / "config" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "config" / name).write_bytes(content)
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    repo.index.add([f"config/{name}" for name in files])
+    repo.index.commit("base")
+    return repo
+
+
+def _cli_plan(endpoint: EmbeddedAwsProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from click.testing import CliRunner
+
+    from cli.main import main
+    monkeypatch.chdir(tmp_path)
+    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
+           "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
+    return CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
+
+
+def test_a_managed_cluster_file_removed_without_decommission_is_refused(
+        endpoint: EmbeddedAwsProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base declares trn-east (managed, no decommission) and no project uses it; the merge
+    request deletes its file: CLU003, exit 1, and the comment says why."""
+    files = _without_trn_east_projects(with_files(example_files(), clusters__trn_east=declared_cluster()))
+    _valid(files)
+    _repo_with(tmp_path, files)
+    (tmp_path / "config" / "clusters" / "trn-east.yaml").unlink()
+    result = _cli_plan(endpoint, tmp_path, monkeypatch)
+    assert result.exit_code == 1, result.output
+    assert "CLU003" in (tmp_path / "mr.md").read_text()
+
+
+def _without_trn_east_projects(files: dict[str, bytes]) -> dict[str, bytes]:
+    """nlp's trn-east quota (and its pretraining class, which runs on trn1) and research (only on
+    trn-east) removed."""
+    import yaml
+    out = {k: v for k, v in files.items() if not k.startswith(
+        ("projects/research.yaml", "workloads/research/", "workloads/nlp/pretraining.yaml"))}
+    nlp = yaml.safe_load(out["projects/nlp.yaml"])
+    nlp["quotas"].pop("trn-east")
+    out["projects/nlp.yaml"] = yaml.safe_dump(nlp, sort_keys=False).encode()
+    return out
