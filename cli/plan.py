@@ -218,12 +218,16 @@ def _merge_request_plan(
     """Plans, failures, the comment's sections above the resource tables and those below. An
     invalid head still gets its comment (the problems, file:line) before the error is raised."""
     from capacity.render import render_markdown as capacity_markdown
+    from engines.factory import cluster_executor
+    from engines.hyperpod.cluster_executor import declared_clusters
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
     from hypergov.loader import LoadedFiles
+    from hypergov.rules.clusters import removed_managed_clusters
     from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import held_until_exit, shown_root, validate_files
+    from hypergov.validate import ValidationReport, held_until_exit, shown_root, validate_files
     from hypergov.validation_markdown import invalid_tree_markdown
+    from reconciler.clusters import clusters_markdown
     from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
 
     # Base and head share all but the changed files: each file is parsed and checked once, and
@@ -245,6 +249,11 @@ def _merge_request_plan(
         base_report = validate_files(base_files, display_root=shown, reuse=loaded)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
+    removals = list(removed_managed_clusters(base_report.tree, head))  # CLU003: base against head
+    if removals:
+        if markdown_file:
+            markdown_file.write_text(invalid_tree_markdown(removals))
+        raise InvalidTreeError(ValidationReport(tree=head, problems=[*head_report.problems, *removals]))
     approvals = required_approvals(base_files, head_files, base_report.tree)
     mr = scope(base_report.tree, head)
     engine = cli_engine(settings, head)
@@ -264,6 +273,8 @@ def _merge_request_plan(
         _keep_reviewed(reviewed_in, settings, plans, scanned or {}, base_ref=base_ref, quiet=quiet)
     leading = [*leading_sections(base_report.tree, head_report), *([scan_note] if scan_note else [])]
     extra = [approvals_markdown(approvals)]
+    if declared_clusters(head):  # what the declared clusters' instance groups become, and the GPUs
+        extra.append(clusters_markdown(cluster_executor(settings, head).plan(declared_clusters(head))))
     if not quiet:
         click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
     if mr.capacity_changed:

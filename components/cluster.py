@@ -3,6 +3,8 @@ config (priority classes and weights, fair share, idle-resource sharing; a dynam
 official resource exists) and one compute quota per team with quota on the cluster
 (pulumi-aws-native `sagemaker.ComputeQuota`). Without it (plain EKS): the same policy as Kueue
 objects (see `components.kueue`), and the team namespaces HyperPod would otherwise create.
+A cluster the tree declares (`hyperpod.managed`) is declared too, as pulumi-aws-native's
+`sagemaker.Cluster`; on a cluster being decommissioned nothing is declared.
 
 Never both: on a task-governance cluster the HyperPod add-on owns Kueue, and objects declared
 beside it would fight the add-on.
@@ -24,6 +26,7 @@ from components.kube_objects import KubernetesObjects
 from components.scheduler_config import ClusterSchedulerConfig
 from components.tags import as_tag_list, cost_tags, k8s_labels
 from hypergov import naming
+from hypergov.hyperpod_requests import create_cluster_request
 from hypergov.model.cluster import Cluster
 from hypergov.stack_views import ClusterView
 
@@ -72,11 +75,30 @@ class ClusterGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self.kubernetes = KubernetesObjects(parent=self, provider=args.kubernetes)
-        if args.view.cluster.task_governance:
+        if args.view.cluster.hyperpod.managed and not args.view.cluster.hyperpod.decommission:
+            self._hyperpod_cluster(args)
+        if args.view.cluster.hyperpod.decommission:
+            # Nothing is declared on a cluster being decommissioned: its scheduler config (and any
+            # quota left) is deleted with it by the HyperPod cluster executor, and not recreated.
+            pass
+        elif args.view.cluster.task_governance:
             self._task_governance(args)
         else:
             self._plain_eks(args)
         self.register_outputs({"cluster": args.view.name, "teams": sorted(args.view.teams)})
+
+    def _hyperpod_cluster(self, args: ClusterGovernanceArgs) -> None:
+        """The HyperPod cluster itself (pulumi-aws-native `sagemaker.Cluster`), from the same
+        CreateCluster request the HyperPod cluster executor sends (the terraform engine's path:
+        the installed Terraform AWS provider has no HyperPod cluster resource)."""
+        org, cluster = args.view.org, args.view.cluster
+        request = create_cluster_request(cluster, eks_cluster_arn=arns.eks_cluster_arn(org, cluster))
+        aws_native.sagemaker.Cluster(
+            "hyperpod-cluster", **aws_native_inputs(request),
+            tags=as_tag_list(cost_tags(org, layer="cluster", cluster=(args.view.name, cluster))),  # type: ignore[arg-type]
+            opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native,
+                                        # AWS: a group's instance type and the orchestrator cannot change in place
+                                        replace_on_changes=["orchestrator"]))
 
     def _task_governance(self, args: ClusterGovernanceArgs) -> None:
         org, cluster = args.view.org, args.view.cluster

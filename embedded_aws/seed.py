@@ -97,8 +97,12 @@ def seed_tree_clusters(tree: GovernanceTree, endpoint: SeedTarget) -> list[Seede
         if account is None:
             raise ValueError(f"cluster {cluster_name} names account {cluster.account!r}, which org.yaml does not list")
         region = cluster.region or org.home_region
-        groups = [InstanceGroup(name=instance_group_name(itype), instance_type=itype, count=capacity.instances)
-                  for itype, capacity in sorted(cluster.capacity.items())]
+        # A cluster that declares its groups runs with those names (what adopting it compares by);
+        # otherwise one group per instance type of its capacity.
+        groups = [InstanceGroup(name=g.name, instance_type=g.instance_type, count=g.instance_count)
+                  for g in cluster.hyperpod.instance_groups] if cluster.hyperpod.instance_groups else [
+            InstanceGroup(name=instance_group_name(itype), instance_type=itype, count=capacity.instances)
+            for itype, capacity in sorted(cluster.capacity.items())]
         arn = seed_hyperpod_cluster(endpoint, name=cluster.hyperpod.cluster_name,
                                     eks_cluster_name=cluster.eks.cluster_name, account=account.id, region=region,
                                     instance_groups=groups,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
+from engines.hyperpod.cluster_executor import ClusterExecutor
 from engines.hyperpod.executor import HyperPodExecutor
 from engines.kube import DynamicKubeApi, KubeApi
 from engines.protocol import Engine
@@ -48,6 +49,13 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
         "sagemaker", region=region, account=account))
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
                            kube_api_for=kube_api_factory(settings), source_commit=source_commit)
+
+
+def cluster_executor(settings: Settings, tree: GovernanceTree) -> ClusterExecutor:
+    """The executor of the HyperPod clusters a tree declares, with the engine's AWS clients."""
+    clients = AwsClients(settings=settings.aws, partition=tree.org.model.partition if tree.org else "aws")
+    return ClusterExecutor(client_for=lambda account, region: clients.client("sagemaker", region=region,
+                                                                             account=account))
 
 
 def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,

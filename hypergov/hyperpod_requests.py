@@ -1,5 +1,5 @@
 """The SageMaker HyperPod task-governance requests hypergov sends, in the API's own shape
-(PascalCase keys, as in CreateClusterSchedulerConfig and CreateComputeQuota): one spelling, built
+(PascalCase keys, as in CreateClusterSchedulerConfig, CreateComputeQuota and CreateCluster): one spelling, built
 here once, which the components declare, the engines send and the driver compares with live objects.
 """
 
@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hypergov.model.cluster import Cluster
+    from hypergov.model.instance_groups import InstanceGroup
     from hypergov.stack_views import EffectiveQuota
 
 
@@ -46,3 +48,36 @@ def compute_quota_request(quota: EffectiveQuota, *, cluster_arn: str) -> dict[st
         "ComputeQuotaTarget": {"TeamName": quota.team, "FairShareWeight": quota.fair_share_weight},
         "ActivationState": "Enabled",
     }
+
+
+def instance_group_spec(group: InstanceGroup) -> dict[str, Any]:
+    """One `ClusterInstanceGroupSpecification` of CreateCluster / UpdateCluster (UpdateCluster
+    takes the whole specification of each group it changes)."""
+    spec: dict[str, Any] = {
+        "InstanceGroupName": group.name,
+        "InstanceType": group.instance_type,
+        "InstanceCount": group.instance_count,
+        "LifeCycleConfig": {"SourceS3Uri": group.lifecycle_config.source_s3_uri,
+                            "OnCreate": group.lifecycle_config.on_create},
+        "ExecutionRole": group.execution_role,
+    }
+    if group.min_count is not None:
+        spec["MinInstanceCount"] = group.min_count
+    if group.threads_per_core is not None:
+        spec["ThreadsPerCore"] = group.threads_per_core
+    if group.volume_size_gb is not None:
+        spec["InstanceStorageConfigs"] = [{"EbsVolumeConfig": {"VolumeSizeInGB": group.volume_size_gb}}]
+    return spec
+
+
+def create_cluster_request(cluster: Cluster, *, eks_cluster_arn: str) -> dict[str, Any]:
+    """The CreateCluster request (without tags) of a cluster that declares its instance groups."""
+    ref = cluster.hyperpod
+    request: dict[str, Any] = {
+        "ClusterName": ref.cluster_name,
+        "InstanceGroups": [instance_group_spec(g) for g in ref.instance_groups or []],
+        "Orchestrator": {"Eks": {"ClusterArn": eks_cluster_arn}},
+    }
+    if ref.node_recovery is not None:
+        request["NodeRecovery"] = ref.node_recovery
+    return request

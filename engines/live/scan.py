@@ -16,7 +16,7 @@ from pathlib import Path
 
 from engines.aws_clients import AwsClients
 from engines.kube import KubeApi
-from engines.live import budgets, eks_read, hyperpod_read, iam_read, kubernetes, organizations, sns
+from engines.live import budgets, eks_read, hyperpod_clusters, hyperpod_read, iam_read, kubernetes, organizations, sns
 from engines.live.desired import desired_kube_objects, desired_objects
 from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
@@ -30,6 +30,7 @@ from stacks.spec import plan_stacks
 ServiceScan = Callable[[ScanContext], list[ScanUnit]]
 SERVICES: tuple[ServiceScan, ...] = (
     hyperpod_read.units,
+    hyperpod_clusters.units,
     iam_read.units,
     eks_read.units,
     organizations.units,

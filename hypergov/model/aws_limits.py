@@ -138,6 +138,10 @@ SCHEDULER_CONFIG_NAME = "scheduler config name <cluster>-scheduler"
 ROLE_NAME = "IAM role name <org>-<team>-<persona>"
 ROLE_POLICY_NAME = "IAM role policy name <org>-<team>-<persona>-access"
 BUDGET_NAME = "budget name <org>-<team>-monthly"
+INSTANCE_GROUPS = "clusters/*.hyperpod.instance_groups"
+GROUP_INSTANCE_COUNT = "clusters/*.hyperpod.instance_groups[].instance_count"
+GROUP_THREADS_PER_CORE = "clusters/*.hyperpod.instance_groups[].threads_per_core"
+GROUP_VOLUME_GB = "clusters/*.hyperpod.instance_groups[].volume_size_gb"
 TAGS_PER_RESOURCE = "tags per AWS resource (the object's and hypergov's)"
 
 LIMITS: dict[str, Limit] = {
@@ -173,6 +177,14 @@ LIMITS: dict[str, Limit] = {
     ROLE_NAME: _from_botocore("CreateRole.RoleName", "iam", "roleNameType"),
     ROLE_POLICY_NAME: _from_botocore("PutRolePolicy.PolicyName", "iam", "policyNameType"),
     BUDGET_NAME: _from_botocore("Budget.BudgetName", "budgets", "BudgetName"),
+    INSTANCE_GROUPS: _from_botocore(
+        "CreateCluster.InstanceGroups (items)", "sagemaker", "ClusterInstanceGroupSpecifications",
+        note=f"AWS docs agree (1-100 instance groups), {API}/API_CreateCluster.html"),
+    GROUP_INSTANCE_COUNT: _from_botocore("ClusterInstanceGroupSpecification.InstanceCount", "sagemaker",
+                                         "ClusterInstanceCount"),
+    GROUP_THREADS_PER_CORE: _from_botocore("ClusterInstanceGroupSpecification.ThreadsPerCore", "sagemaker",
+                                           "ClusterThreadsPerCore"),
+    GROUP_VOLUME_GB: _from_botocore("ClusterEbsVolumeConfig.VolumeSizeInGB", "sagemaker", "ClusterEbsVolumeSizeInGB"),
     TAGS_PER_RESOURCE: _from_botocore("CreateComputeQuota.Tags (items)", "sagemaker", "TagList"),
 }
 """Bounds of model fields not listed here are hypergov's own (a budget, a cluster's capacity,

@@ -7,6 +7,7 @@ from hypergov.problems import Problem
 from hypergov.rules.base import Rule
 from hypergov.rules.capacity import check_capacity
 from hypergov.rules.ceilings import check_ceilings
+from hypergov.rules.clusters import check_clusters
 from hypergov.rules.cost import check_cost
 from hypergov.rules.identity import check_identity
 from hypergov.rules.permissions import check_permissions
@@ -14,7 +15,7 @@ from hypergov.rules.references import check_references
 from hypergov.rules.trust import check_trust
 
 ALL_RULES: tuple[Rule, ...] = (check_permissions, check_ceilings, check_capacity, check_references, check_identity,
-                               check_trust, check_cost)
+                               check_trust, check_cost, check_clusters)
 
 
 def run_rules(tree: GovernanceTree) -> list[Problem]:

@@ -11,6 +11,7 @@ from hypergov.model.project import ClusterQuota, Project
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, Severity, SourcePos
 from hypergov.rules.base import problem
+from hypergov.rules.clusters import capacity_pos
 from hypergov.stack_views import effective_sharing
 
 
@@ -35,8 +36,9 @@ def _guarantees_fit(tree: GovernanceTree) -> Iterator[Problem]:
         total = sum(c for _, c in teams)
         if total > capacity:
             parts = ", ".join(f"{t} {c}" for t, c in sorted(teams, key=lambda x: (-x[1], x[0])))
-            yield problem(found.pos("capacity", itype, "instances"), "CAP001",
-                          f"{itype}: teams are guaranteed {total} instances ({parts}) but the cluster has {capacity}",
+            where = ("its instance groups have" if found.model.declares_groups else "the cluster has")
+            yield problem(capacity_pos(found, itype), "CAP001",
+                          f"{itype}: teams are guaranteed {total} instances ({parts}) but {where} {capacity}",
                           f"lower the teams' quotas by {total - capacity} in projects/*.yaml "
                           "or raise this capacity when hardware is added")
 
@@ -77,6 +79,8 @@ def _allowed_instance_types(tree: GovernanceTree) -> Iterator[Problem]:
         return
     allowed = set(tree.org.model.allowed_instance_types)
     for _, cluster in sorted(tree.clusters.items()):
+        if cluster.model.declares_groups:
+            continue  # its groups' types are checked one by one (CLU001)
         for itype in cluster.model.capacity:
             if itype not in allowed:
                 yield problem(cluster.pos("capacity", itype, key=True), "CAP005",

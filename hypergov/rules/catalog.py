@@ -44,6 +44,8 @@ RULES: tuple[RuleInfo, ...] = (
     RuleInfo("CAP004", "capacity", "a team borrows on a cluster where no team lends"),
     RuleInfo("CAP005", "capacity", "a cluster offers an instance type the org does not allow"),
     RuleInfo("CAP006", "capacity", "a workload class asks for more GPUs per job than the team can ever get"),
+    RuleInfo("CLU001", "clusters", "an instance group of a declared cluster runs a type the org does not allow"),
+    RuleInfo("CLU002", "clusters", "decommissioning a cluster on which projects still hold quota"),
     RuleInfo("REF001", "references", "unknown cluster"),
     RuleInfo("REF002", "references", "instance type not offered by the cluster"),
     RuleInfo("REF003", "references", "unknown priority class"),
