@@ -21,7 +21,7 @@ from capacity.recorder import Recorder
 from capacity.results import ClusterResult
 from capacity.spec import ClusterCapacity, Job, SimulationSettings
 
-Candidate = tuple[tuple[float, int, int, int], int, int]
+Candidate = tuple[tuple[int, float, int, int, int], int, int]
 """(order key, queue, gang size): the order key ends with the job's queue entry, so it is unique."""
 
 
@@ -246,14 +246,16 @@ class _Engine:
         entry, size = found
         return self._key(q, entry, size), q, size
 
-    def _key(self, q: int, entry: Entry, size: int) -> tuple[float, int, int, int]:
+    def _key(self, q: int, entry: Entry, size: int) -> tuple[int, float, int, int, int]:
+        """Kueue's admission order (scheduler.go): jobs that need no borrowing of the instance type
+        they ask for first (classicalIterator; with fair sharing FairSharingPrioritizeNonBorrowing,
+        on by default), then, with fair sharing, the lowest dominant share after admission
+        (fair_sharing_iterator.go), then priority and queue time (in the entry)."""
         led = self.led
         after = led.usage[q] + size
-        if self.fair:  # Kueue fair sharing: lowest dominant share after admission first
-            first = led.share(q // led.types, r=q % led.types, usage_r=after)
-        else:  # classic: jobs that need no borrowing first
-            first = 1.0 if after > led.nominal[q] else 0.0
-        return first, entry[0], entry[1], entry[2]
+        borrows = 1 if after > led.nominal[q] else 0
+        share = led.share(q // led.types, r=q % led.types, usage_r=after) if self.fair else 0.0
+        return borrows, share, entry[0], entry[1], entry[2]
 
     def _preempt(self, now: int, touched: list[bool]) -> bool:
         proposals: list[Candidate] = []
@@ -341,15 +343,18 @@ class _Engine:
         lower_usage = self._own_lower_usage(q) if led.preempt_own[i] else 0
         could_fair = self.fair and led.borrows[i] and top_share >= 0
         smallest = pq.min_size
-        if smallest > nominal_room and smallest > room + lower_usage and not (
+        reclaims = nominal_room > 0
+        if smallest > nominal_room + lower_usage and smallest > room + lower_usage and not (
                 could_fair and led.usage[q] + smallest <= led.limit[q]):
             return []
         found = []
         for entry, size in pq.heads():
-            if size <= nominal_room or (
-                    lower_usage and room + sum(self.running_rank[q][:self.rank[entry[2]]]) >= size) or (
+            # The team's own lower-priority jobs count in every bound: Kueue evicts them together
+            # with other teams' jobs (reclaim) and its share falls with them (fair sharing).
+            lower = sum(self.running_rank[q][:self.rank[entry[2]]]) if lower_usage else 0
+            if (reclaims and size <= nominal_room + lower) or (lower and room + lower >= size) or (
                     could_fair and led.usage[q] + size <= led.limit[q]
-                    and top_share >= led.type_share(q, led.usage[q] + size)):
+                    and top_share >= led.type_share(q, led.usage[q] + size - lower)):
                 found.append((entry, size))
         return found
 
