@@ -14,6 +14,7 @@ pkg/scheduler/preemption/preemption.go, then reduces the victims to a minimal se
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -155,53 +156,53 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
             targets[qk] = jobs
     victims: list[tuple[int, int]] = []
     retry: dict[int, list[int]] = {}
-    while not removal.fits():
-        target = _highest_share(removal, targets, victim_key=victim_key)
-        if target is None:
-            break
+    # Only the queue a victim was just taken from changes its share, so a heap re-keyed for that
+    # queue alone gives the same picks as re-ranking every queue (nextTarget) at each step.
+    heap = [(_target_key(removal, qk, jobs, victim_key=victim_key), qk) for qk, jobs in targets.items()]
+    heapq.heapify(heap)
+    while heap and not removal.fits():
+        _, target = heapq.heappop(heap)
+        if target != request.q and removal.usage(target) <= led.nominal[target]:
+            continue  # that team stopped borrowing: pruned
         jobs = targets[target]
         if target == request.q or within_nominal:
             victim: int | None = jobs.pop(0)
         else:
             own_share = removal.share(request.q, minus=-request.gpus)
             victim = _first_passing(removal, target, own_share=own_share, jobs=jobs, gpus_of=gpus_of)
-            passed = [] if victim is None else jobs[:jobs.index(victim)]
-            retry.setdefault(target, []).extend(jobs if victim is None else passed)
-            del jobs[:len(jobs) if victim is None else len(passed) + 1]
-        if not jobs:
-            del targets[target]
+            failed = jobs[:] if victim is None else jobs[:jobs.index(victim)]
+            if failed:
+                retry.setdefault(target, []).extend(failed)
+            del jobs[:len(failed) + (victim is not None)]
         if victim is not None:
             victims.append((target, victim))
             removal.take(target, gpus_of[victim])
-    while retry and not removal.fits():  # rule S2-b: one LessThanInitialShare victim per team
-        target = _highest_share(removal, retry, victim_key=victim_key)
-        if target is None:
-            break
-        jobs = retry.pop(target)
-        if removal.share(request.q, minus=-request.gpus) < removal.share(target):
-            victims.append((target, jobs[0]))
-            removal.take(target, gpus_of[jobs[0]])
+        if jobs:
+            heapq.heappush(heap, (_target_key(removal, target, jobs, victim_key=victim_key), target))
+    if retry and not removal.fits():  # rule S2-b: one LessThanInitialShare victim per team
+        # Each team is looked at once and a victim changes only its own team's share: one sort.
+        for _, target in sorted((_target_key(removal, qk, jobs, victim_key=victim_key), qk)
+                                for qk, jobs in retry.items()):
+            if removal.fits():
+                break
+            if removal.usage(target) <= led.nominal[target]:
+                continue
+            if removal.share(request.q, minus=-request.gpus) < removal.share(target):
+                victims.append((target, retry[target][0]))
+                removal.take(target, gpus_of[retry[target][0]])
     if not removal.fits():
         return None
     return _fill_back(removal, victims, gpus_of=gpus_of)
 
 
-def _highest_share(removal: _Removal, targets: dict[int, list[int]], *, victim_key: VictimKey) -> int | None:
-    """The queue to take the next victim from: the highest share; ties go to the queue whose first
-    candidate Kueue orders first (other teams before the preemptor's own, then lower priority,
-    then more recent). Queues of other teams that stopped borrowing are pruned."""
-    req, led = removal.request, removal.ledger
-    best: tuple[float, bool, tuple[int, int, int]] | None = None
-    chosen = None
-    for qk in list(targets):
-        if qk != req.q and removal.usage(qk) <= led.nominal[qk]:
-            del targets[qk]
-            continue
-        share = removal.share(qk, minus=-req.gpus) if qk == req.q else removal.share(qk)
-        key = (-share, qk == req.q, victim_key(targets[qk][0]))
-        if best is None or key < best:
-            best, chosen = key, qk
-    return chosen
+def _target_key(removal: _Removal, qk: int, jobs: Sequence[int], *,
+                victim_key: VictimKey) -> tuple[float, bool, tuple[int, int, int]]:
+    """nextTarget's order: the highest share first (the preemptor's own queue with the request
+    added); ties go to the queue whose first candidate Kueue orders first (other teams before
+    the preemptor's own, then lower priority, then more recent)."""
+    own = qk == removal.request.q
+    share = removal.share(qk, minus=-removal.request.gpus) if own else removal.share(qk)
+    return -share, own, victim_key(jobs[0])
 
 
 def _first_passing(removal: _Removal, target: int, *, own_share: float, jobs: Sequence[int],
