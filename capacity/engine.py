@@ -84,6 +84,9 @@ class _Engine:
         self.pending_rank = [[0] * len(weights) for _ in range(queues)]
         self.running: list[dict[int, None]] = [{} for _ in range(queues)]
         self.running_rank = [[0] * len(weights) for _ in range(queues)]
+        self.victim_order_cache: list[list[int] | None] = [None] * queues
+        """Each queue's running jobs in victim order, dropped whenever the queue's running jobs change:
+        victim selection asks for the same borrowers' order many times while they stay the same."""
         self.finishes: list[tuple[int, int, int]] = []  # (time, job, epoch)
         self.dirty_types = [False] * led.types
         self.dirty_queues: dict[int, None] = {}
@@ -150,6 +153,7 @@ class _Engine:
         self.rec.accrue(q, now)
         self.led.add(q, g)
         self.running[q][j] = None
+        self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] += g
         self.run_start[j] = self.admitted_at[j] = now
         self.epoch[j] += 1
@@ -161,6 +165,7 @@ class _Engine:
         self.led.add(q, -g)
         self.version[q] += 1
         del self.running[q][j]
+        self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] -= g
         self.dirty_types[q % self.led.types] = True
 
@@ -368,4 +373,7 @@ class _Engine:
         return self.rank[j], -self.admitted_at[j], -j
 
     def _victim_order(self, q: int) -> list[int]:
-        return sorted(self.running[q], key=self._victim_key)
+        cached = self.victim_order_cache[q]
+        if cached is None:
+            cached = self.victim_order_cache[q] = sorted(self.running[q], key=self._victim_key)
+        return cached
