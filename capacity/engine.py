@@ -350,7 +350,7 @@ class _Engine:
         smallest = pq.min_size
         reclaims = nominal_room > 0
         if smallest > nominal_room + lower_usage and smallest > room + lower_usage and not (
-                could_fair and led.usage[q] + smallest <= led.limit[q]):
+                could_fair and led.usage[q] - lower_usage + smallest <= led.limit[q]):
             return []
         found = []
         for entry, size in pq.heads():
@@ -358,7 +358,7 @@ class _Engine:
             # with other teams' jobs (reclaim) and its share falls with them (fair sharing).
             lower = sum(self.running_rank[q][:self.rank[entry[2]]]) if lower_usage else 0
             if (reclaims and size <= nominal_room + lower) or (lower and room + lower >= size) or (
-                    could_fair and led.usage[q] + size <= led.limit[q]
+                    could_fair and led.usage[q] - lower + size <= led.limit[q]
                     and top_share >= led.type_share(q, led.usage[q] + size - lower)):
                 found.append((entry, size))
         return found
