@@ -21,7 +21,7 @@ from capacity.recorder import Recorder
 from capacity.results import ClusterResult
 from capacity.spec import ClusterCapacity, Job, SimulationSettings
 
-Candidate = tuple[tuple[float, int, int, int], int, int]
+Candidate = tuple[tuple[int, float, int, int, int], int, int]
 """(order key, queue, gang size): the order key ends with the job's queue entry, so it is unique."""
 
 
@@ -84,6 +84,9 @@ class _Engine:
         self.pending_rank = [[0] * len(weights) for _ in range(queues)]
         self.running: list[dict[int, None]] = [{} for _ in range(queues)]
         self.running_rank = [[0] * len(weights) for _ in range(queues)]
+        self.victim_order_cache: list[list[int] | None] = [None] * queues
+        """Each queue's running jobs in victim order, dropped whenever the queue's running jobs change:
+        victim selection asks for the same borrowers' order many times while they stay the same."""
         self.finishes: list[tuple[int, int, int]] = []  # (time, job, epoch)
         self.dirty_types = [False] * led.types
         self.dirty_queues: dict[int, None] = {}
@@ -150,6 +153,7 @@ class _Engine:
         self.rec.accrue(q, now)
         self.led.add(q, g)
         self.running[q][j] = None
+        self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] += g
         self.run_start[j] = self.admitted_at[j] = now
         self.epoch[j] += 1
@@ -161,6 +165,7 @@ class _Engine:
         self.led.add(q, -g)
         self.version[q] += 1
         del self.running[q][j]
+        self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] -= g
         self.dirty_types[q % self.led.types] = True
 
@@ -246,14 +251,16 @@ class _Engine:
         entry, size = found
         return self._key(q, entry, size), q, size
 
-    def _key(self, q: int, entry: Entry, size: int) -> tuple[float, int, int, int]:
+    def _key(self, q: int, entry: Entry, size: int) -> tuple[int, float, int, int, int]:
+        """Kueue's admission order (scheduler.go): jobs that need no borrowing of the instance type
+        they ask for first (classicalIterator; with fair sharing FairSharingPrioritizeNonBorrowing,
+        on by default), then, with fair sharing, the lowest dominant share after admission
+        (fair_sharing_iterator.go), then priority and queue time (in the entry)."""
         led = self.led
         after = led.usage[q] + size
-        if self.fair:  # Kueue fair sharing: lowest dominant share after admission first
-            first = led.share(q // led.types, r=q % led.types, usage_r=after)
-        else:  # classic: jobs that need no borrowing first
-            first = 1.0 if after > led.nominal[q] else 0.0
-        return first, entry[0], entry[1], entry[2]
+        borrows = 1 if after > led.nominal[q] else 0
+        share = led.share(q // led.types, r=q % led.types, usage_r=after) if self.fair else 0.0
+        return borrows, share, entry[0], entry[1], entry[2]
 
     def _preempt(self, now: int, touched: list[bool]) -> bool:
         proposals: list[Candidate] = []
@@ -341,15 +348,18 @@ class _Engine:
         lower_usage = self._own_lower_usage(q) if led.preempt_own[i] else 0
         could_fair = self.fair and led.borrows[i] and top_share >= 0
         smallest = pq.min_size
-        if smallest > nominal_room and smallest > room + lower_usage and not (
-                could_fair and led.usage[q] + smallest <= led.limit[q]):
+        reclaims = nominal_room > 0
+        if smallest > nominal_room + lower_usage and smallest > room + lower_usage and not (
+                could_fair and led.usage[q] - lower_usage + smallest <= led.limit[q]):
             return []
         found = []
         for entry, size in pq.heads():
-            if size <= nominal_room or (
-                    lower_usage and room + sum(self.running_rank[q][:self.rank[entry[2]]]) >= size) or (
-                    could_fair and led.usage[q] + size <= led.limit[q]
-                    and top_share >= led.type_share(q, led.usage[q] + size)):
+            # The team's own lower-priority jobs count in every bound: Kueue evicts them together
+            # with other teams' jobs (reclaim) and its share falls with them (fair sharing).
+            lower = sum(self.running_rank[q][:self.rank[entry[2]]]) if lower_usage else 0
+            if (reclaims and size <= nominal_room + lower) or (lower and room + lower >= size) or (
+                    could_fair and led.usage[q] - lower + size <= led.limit[q]
+                    and top_share >= led.type_share(q, led.usage[q] + size - lower)):
                 found.append((entry, size))
         return found
 
@@ -363,4 +373,7 @@ class _Engine:
         return self.rank[j], -self.admitted_at[j], -j
 
     def _victim_order(self, q: int) -> list[int]:
-        return sorted(self.running[q], key=self._victim_key)
+        cached = self.victim_order_cache[q]
+        if cached is None:
+            cached = self.victim_order_cache[q] = sorted(self.running[q], key=self._victim_key)
+        return cached

@@ -1,12 +1,15 @@
 """Which running jobs to evict so that one pending job fits (Kueue's preemption, see SEMANTICS.md).
 
-Pure decision over the ledger: it returns the victims and changes nothing. Three sources of
-victims, tried in this order, then reduced to a minimal set as Kueue does:
-1. reclaim: a job that fits in its team's unused guarantee may evict jobs of teams that are
-   borrowing this instance type (reclaimWithinCohort: Any), only while they still borrow;
-2. within the team: jobs of the same team with a lower priority (PreemptTeamTasks: LowerPriority);
-3. fair sharing: a job that would borrow may evict jobs of teams with a higher share of this
-   instance type (strategies LessThanOrEqualToFinalShare, then LessThanInitialShare).
+Pure decision over the ledger: it returns the victims and changes nothing. It follows Kueue's
+pkg/scheduler/preemption/preemption.go, then reduces the victims to a minimal set as Kueue does:
+- fair share off (classicalPreemptions): a team strictly under its guarantee may evict jobs of
+  teams borrowing this instance type (reclaimWithinCohort: Any, while they still borrow) together
+  with its own lower-priority jobs (PreemptTeamTasks: LowerPriority), as long as it ends within
+  its guarantee; otherwise only its own lower-priority jobs;
+- fair share on (fairPreemptions): one victim at a time from the queue with the highest share of
+  this instance type, the preemptor's own queue included; unconditionally while the preemptor
+  stays within its guarantee, else by the strategies LessThanOrEqualToFinalShare, then
+  LessThanInitialShare.
 """
 
 from __future__ import annotations
@@ -50,10 +53,13 @@ class _Removal:
     def usage(self, q: int) -> int:
         return self.ledger.usage[q] - self.per_queue.get(q, 0)
 
-    def fits(self) -> bool:
+    def fits(self, *, allow_borrowing: bool = True) -> bool:
+        """Whether the request fits once the chosen victims are gone; without `allow_borrowing`
+        it must also end within its team's guarantee (Kueue's workloadFits)."""
         led, req = self.ledger, self.request
         r = req.q % led.types
-        if self.usage(req.q) + req.gpus > led.limit[req.q]:
+        cap = led.limit[req.q] if allow_borrowing else min(led.limit[req.q], led.nominal[req.q])
+        if self.usage(req.q) + req.gpus > cap:
             return False
         if led.phys_used[r] - self.phys + req.gpus > led.phys_cap[r]:
             return False
@@ -72,39 +78,57 @@ VictimKey = Callable[[int], tuple[int, int, int]]
 def select_victims(*, ledger: Ledger, request: Request, fair_sharing: bool, running: RunningJobs,
                    victim_key: VictimKey, gpus_of: Sequence[int], rank_of: Sequence[int],
                    settled: Callable[[int], bool]) -> list[int] | None:
-    """The jobs to evict so that `request` fits, or None when no allowed set makes it fit.
-    Fair sharing only evicts `settled` jobs (admitted before this instant): without that, jobs
-    of three or more teams can keep trading places within one instant."""
+    """The jobs to evict so that `request` fits, or None when no allowed set makes it fit:
+    Kueue's fairPreemptions with fair sharing on, its classicalPreemptions otherwise
+    (pkg/scheduler/preemption/preemption.go). Fair sharing only evicts `settled` jobs of other
+    teams for fair share (admitted before this instant): without that, jobs of three or more
+    teams can keep trading places within one instant."""
     led = ledger
+    own: list[int] = []
+    if led.preempt_own[request.q // led.types]:
+        own = [job for job in running(request.q) if rank_of[job] < request.rank]
+    if fair_sharing:
+        return _fair_victims(led, request, own=own, running=running, victim_key=victim_key, gpus_of=gpus_of,
+                             settled=settled)
+    return _classical_victims(led, request, own=own, running=running, victim_key=victim_key, gpus_of=gpus_of)
+
+
+def _classical_victims(led: Ledger, request: Request, *, own: list[int], running: RunningJobs,
+                       victim_key: VictimKey, gpus_of: Sequence[int]) -> list[int] | None:
+    """classicalPreemptions with borrowWithinCohort unset (HyperPod sets none): jobs of other
+    teams are candidates only while the preemptor is strictly under its guarantee, and only in an
+    attempt where it must end within its guarantee; that attempt (other teams' borrowing jobs
+    first, then the team's own lower-priority ones) comes before the one with the team's own
+    jobs alone, because a flat cohort has no hierarchical-reclaim candidates."""
     i, r = divmod(request.q, led.types)
-    removal = _Removal(led, request, {})
-    victims: list[tuple[int, int]] = []  # (queue, job)
-    within_guarantee = led.usage[request.q] + request.gpus <= led.nominal[request.q]
-    if within_guarantee:
-        candidates = sorted((victim_key(job), qk, job) for qk in _borrowing_queues(led, i, r) for job in running(qk))
-        for _, qk, job in candidates:
-            if removal.fits():
-                break
-            if removal.usage(qk) <= led.nominal[qk]:
+    others: list[tuple[int, int]] = []
+    if led.usage[request.q] < led.nominal[request.q]:
+        others = [(qk, job) for _, qk, job in sorted(
+            (victim_key(job), qk, job) for qk in _borrowing_queues(led, i, r) for job in running(qk))]
+    own_pairs = [(request.q, job) for job in own]
+    attempts = [(own_pairs, True)] if not others else [(others + own_pairs, False), (own_pairs, True)]
+    for candidates, allow_borrowing in attempts:
+        removal = _Removal(led, request, {})
+        victims: list[tuple[int, int]] = []
+        for qk, job in candidates:
+            if qk != request.q and removal.usage(qk) <= led.nominal[qk]:
                 continue  # that team stopped borrowing: the rest of its jobs run on its own quota
             victims.append((qk, job))
             removal.take(qk, gpus_of[job])
-    if not removal.fits() and led.preempt_own[i]:
-        for job in running(request.q):
-            if removal.fits():
-                break
-            if rank_of[job] < request.rank:
-                victims.append((request.q, job))
-                removal.take(request.q, gpus_of[job])
-    if not removal.fits() and fair_sharing and not within_guarantee and led.borrows[i]:
-        _fair_share_victims(removal, victims, running=lambda q: [j for j in running(q) if settled(j)],
-                            gpus_of=gpus_of)
-    if not removal.fits():
-        return None
-    for q, job in reversed(list(victims)):  # Kueue's last step: drop victims that are not needed
+            if removal.fits(allow_borrowing=allow_borrowing):
+                return _fill_back(removal, victims, gpus_of=gpus_of, allow_borrowing=allow_borrowing)
+    return None
+
+
+def _fill_back(removal: _Removal, victims: list[tuple[int, int]], *, gpus_of: Sequence[int],
+               allow_borrowing: bool = True) -> list[int]:
+    """Kueue's fillBackWorkloads: from the second-to-last victim backwards, keep every job whose
+    return still lets the preemptor fit."""
+    for n in range(len(victims) - 2, -1, -1):
+        q, job = victims[n]
         removal.give_back(q, gpus_of[job])
-        if removal.fits():
-            victims.remove((q, job))
+        if removal.fits(allow_borrowing=allow_borrowing):
+            del victims[n]
         else:
             removal.take(q, gpus_of[job])
     return [job for _, job in victims]
@@ -114,40 +138,77 @@ def _borrowing_queues(led: Ledger, own_team: int, r: int) -> list[int]:
     return sorted(q for q in led.borrowers[r] if q // led.types != own_team)
 
 
-def _fair_share_victims(removal: _Removal, victims: list[tuple[int, int]], *, running: RunningJobs,
-                        gpus_of: Sequence[int]) -> None:
-    """Kueue's FindFairPreemptionTargets: per strategy, repeatedly take one allowed job from the
-    borrowing team with the highest share, until the request fits."""
-    led, req = removal.ledger, removal.request
-    own_team, r = divmod(req.q, led.types)
-    own_share = led.type_share(req.q, removal.usage(req.q) + req.gpus)
-    chosen = {job for _, job in victims}
-    remaining: dict[int, list[int]] = {}
-    for strategy in ("LessThanOrEqualToFinalShare", "LessThanInitialShare"):
-        heap = [(-removal.share(qk), qk) for qk in sorted(led.borrowers[r])
-                if qk // led.types != own_team and removal.usage(qk) > led.nominal[qk]]
-        heapq.heapify(heap)  # highest share first, then the lowest team index
-        while heap and not removal.fits():
-            _, target = heapq.heappop(heap)
-            if target not in remaining:
-                remaining[target] = [job for job in running(target) if job not in chosen]
-            jobs = remaining[target]
-            victim = _first_allowed(removal, target, strategy=strategy, own_share=own_share, jobs=jobs,
-                                    gpus_of=gpus_of)
-            if victim is None:
-                continue  # nothing of this team qualifies under this strategy
-            victims.append((target, victim))  # one victim per pick, then the highest share again
-            chosen.add(victim)
-            jobs.remove(victim)
+def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: RunningJobs, victim_key: VictimKey,
+                  gpus_of: Sequence[int], settled: Callable[[int], bool]) -> list[int] | None:
+    """fairPreemptions: candidates are the team's own lower-priority jobs and the jobs of teams
+    borrowing this instance type; each pick takes from the queue with the highest share (the
+    preemptor's own queue counted with the request added, TargetClusterQueueOrdering). A
+    preemptor that stays within its guarantee takes its pick unconditionally (reclaim,
+    FairSharingPreemptWithinNominal); otherwise the first job passing LessThanOrEqualToFinalShare,
+    and, when that fails, LessThanInitialShare once per remaining team (rule S2-b)."""
+    own_team, r = divmod(request.q, led.types)
+    removal = _Removal(led, request, {})
+    within_nominal = led.usage[request.q] + request.gpus <= led.nominal[request.q]
+    targets: dict[int, list[int]] = {request.q: list(own)} if own else {}
+    for qk in _borrowing_queues(led, own_team, r):
+        jobs = [job for job in running(qk) if within_nominal or settled(job)]
+        if jobs:
+            targets[qk] = jobs
+    victims: list[tuple[int, int]] = []
+    retry: dict[int, list[int]] = {}
+    # Only the queue a victim was just taken from changes its share, so a heap re-keyed for that
+    # queue alone gives the same picks as re-ranking every queue (nextTarget) at each step.
+    heap = [(_target_key(removal, qk, jobs, victim_key=victim_key), qk) for qk, jobs in targets.items()]
+    heapq.heapify(heap)
+    while heap and not removal.fits():
+        _, target = heapq.heappop(heap)
+        if target != request.q and removal.usage(target) <= led.nominal[target]:
+            continue  # that team stopped borrowing: pruned
+        jobs = targets[target]
+        if target == request.q or within_nominal:
+            victim: int | None = jobs.pop(0)
+        else:
+            own_share = removal.share(request.q, minus=-request.gpus)
+            victim = _first_passing(removal, target, own_share=own_share, jobs=jobs, gpus_of=gpus_of)
+            failed = jobs[:] if victim is None else jobs[:jobs.index(victim)]
+            if failed:
+                retry.setdefault(target, []).extend(failed)
+            del jobs[:len(failed) + (victim is not None)]
+        if victim is not None:
+            victims.append((target, victim))
             removal.take(target, gpus_of[victim])
-            if removal.usage(target) > led.nominal[target]:
-                heapq.heappush(heap, (-removal.share(target), target))
+        if jobs:
+            heapq.heappush(heap, (_target_key(removal, target, jobs, victim_key=victim_key), target))
+    if retry and not removal.fits():  # rule S2-b: one LessThanInitialShare victim per team
+        # Each team is looked at once and a victim changes only its own team's share: one sort.
+        for _, target in sorted((_target_key(removal, qk, jobs, victim_key=victim_key), qk)
+                                for qk, jobs in retry.items()):
+            if removal.fits():
+                break
+            if removal.usage(target) <= led.nominal[target]:
+                continue
+            if removal.share(request.q, minus=-request.gpus) < removal.share(target):
+                victims.append((target, retry[target][0]))
+                removal.take(target, gpus_of[retry[target][0]])
+    if not removal.fits():
+        return None
+    return _fill_back(removal, victims, gpus_of=gpus_of)
 
 
-def _first_allowed(removal: _Removal, target: int, *, strategy: str, own_share: float, jobs: Sequence[int],
+def _target_key(removal: _Removal, qk: int, jobs: Sequence[int], *,
+                victim_key: VictimKey) -> tuple[float, bool, tuple[int, int, int]]:
+    """nextTarget's order: the highest share first (the preemptor's own queue with the request
+    added); ties go to the queue whose first candidate Kueue orders first (other teams before
+    the preemptor's own, then lower priority, then more recent)."""
+    own = qk == removal.request.q
+    share = removal.share(qk, minus=-removal.request.gpus) if own else removal.share(qk)
+    return -share, own, victim_key(jobs[0])
+
+
+def _first_passing(removal: _Removal, target: int, *, own_share: float, jobs: Sequence[int],
                    gpus_of: Sequence[int]) -> int | None:
-    if strategy == "LessThanInitialShare":
-        return jobs[0] if jobs and own_share < removal.share(target) else None
+    """The first job whose eviction leaves the target's share at least the preemptor's
+    (LessThanOrEqualToFinalShare)."""
     led = removal.ledger
     used, nominal = removal.usage(target), led.nominal[target]
     pool, weight = led.pool_cap[target % led.types], led.weight[target // led.types]
