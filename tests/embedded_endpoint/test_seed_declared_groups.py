@@ -15,6 +15,7 @@ def test_declared_groups_are_seeded_as_declared(aws: EmbeddedAws) -> None:
     groups = (("trn", "ml.trn1.32xlarge", 16), ("a100", "ml.p4d.24xlarge", 8))
     report = validate_files(with_files(files, clusters__trn_east=declared_cluster(groups)))
     assert report.ok, report.problems
+    aws.reset()  # moto's state is process-wide: a module run before in this worker may have seeded trn-east
     seed_tree_clusters(report.tree, aws)
     east = aws.client("sagemaker", account="444455556666", region="us-east-1").describe_cluster(ClusterName="trn-east")
     assert sorted((g["InstanceGroupName"], g["InstanceType"], g["TargetCount"]) for g in east["InstanceGroups"]) == [

@@ -66,6 +66,14 @@ def _plan(endpoint: EmbeddedAwsProcess, files: dict[str, bytes], name: str) -> P
     return found
 
 
+def _eks_cluster(endpoint: EmbeddedAwsProcess, name: str, authentication_mode: str) -> None:
+    """An EKS cluster in the research account for a HyperPod cluster to be orchestrated by."""
+    endpoint.client("eks", account=RESEARCH, region=EAST).create_cluster(
+        name=name, roleArn=f"arn:aws:iam::{RESEARCH}:role/{name}",
+        resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]},
+        accessConfig={"authenticationMode": authentication_mode})
+
+
 def _audit(tmp_path: Path) -> tuple[AuditLog, Path]:
     root = tmp_path / "gov"
     repo = git.Repo.init(root, initial_branch="main")
@@ -89,10 +97,7 @@ def test_a_cluster_declared_in_the_tree_is_created_and_goes_in_service(endpoint:
     """A new file clusters/trn-new.yaml (the trn-east groups: 16 trn1 x 16 + 8 p4d x 8 = 320
     accelerators) on a new EKS cluster in API mode: the plan creates it, apply waits through
     Creating to InService (the endpoint holds Creating for two describes)."""
-    eks = endpoint.client("eks", account=RESEARCH, region=EAST)
-    eks.create_cluster(name="trn-new-eks", roleArn=f"arn:aws:iam::{RESEARCH}:role/trn-new-eks",
-                       resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]},
-                       accessConfig={"authenticationMode": "API"})
+    _eks_cluster(endpoint, "trn-new-eks", "API")
     files = with_files(example_files(), clusters__trn_new=declared_cluster(name="trn-new", eks="trn-new-eks"))
     planned = _plan(endpoint, files, "trn-new")
     assert planned.plan.action == "create" and planned.plan.gpu_delta == 16 * 16 + 8 * 8
@@ -237,10 +242,7 @@ def test_drift_compares_live_groups_and_reports_status(endpoint: EmbeddedAwsProc
     from engines.hyperpod.cluster_driver import ClusterTimeoutError, observe_cluster, wait_for
     from engines.live.hyperpod_clusters import cluster_drift
 
-    eks = endpoint.client("eks", account=RESEARCH, region=EAST)
-    eks.create_cluster(name="trn-drift-eks", roleArn=f"arn:aws:iam::{RESEARCH}:role/trn-drift-eks",
-                       resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]},
-                       accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
+    _eks_cluster(endpoint, "trn-drift-eks", "API_AND_CONFIG_MAP")
     files = with_files(example_files(), clusters__trn_drift=declared_cluster(name="trn-drift", eks="trn-drift-eks"))
     planned = _plan(endpoint, files, "trn-drift")
     log, _ = _audit(tmp_path)
