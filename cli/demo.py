@@ -130,8 +130,8 @@ class Story:
                 _say(event)
         if end["status"] != "applied":
             raise DemoError(f"the daemon's pass ended {end['status']}: {end['message']}")
-        _, pushed = self.daemon.log.wait_for(lambda e: e["event"] in ("audit.pushed", "audit.push_failed"),
-                                             after=at - 1 if at else 0, timeout_s=60)
+        _, pushed = self.daemon.log.wait_for(lambda e: e["event"] in ("audit.pushed", "audit.push_failed")
+                                             and e["commit"] == commit, after=after, timeout_s=60)
         _say(pushed)
         return at, end
 
