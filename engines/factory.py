@@ -48,7 +48,8 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
     hyperpod = HyperPodExecutor(client_for=lambda account, region: clients.client(
         "sagemaker", region=region, account=account))
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
-                           kube_api_for=kube_api_factory(settings), source_commit=source_commit)
+                           kube_api_for=kube_api_factory(settings), source_commit=source_commit,
+                           adopt_with=clients)
 
 
 def cluster_executor(settings: Settings, tree: GovernanceTree) -> ClusterExecutor:

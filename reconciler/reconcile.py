@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import git
 
+from engines import failpoints
 from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryError
 from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
 from engines.protocol import Engine
@@ -35,7 +36,6 @@ from hypergov.gitsource import RefNotFoundError, read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.validate import validate_files
-from reconciler import failpoints
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
 from reconciler.lock_holder import clear_holder, write_holder

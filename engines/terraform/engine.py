@@ -27,11 +27,13 @@ from typing import Any, TypeVar
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
+from engines.live.desired import desired_objects as aws_objects
 from engines.outcomes import Failure, classify, guarded, permanent
 from engines.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
+from engines.terraform.adoption import IMPORTS_FILE, Clients, find_imports, imports_config
 from engines.terraform.runner import TerraformError, TerraformRunner
 from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
 from engines.terraform.translate import translate
@@ -82,6 +84,9 @@ class TerraformEngine:
     hyperpod: HyperPodExecutor
     kube_api_for: Callable[[str], KubeApi | None]
     source_commit: str | None = None
+    # Reads whether an object terraform would create is live already (then it is imported,
+    # `engines.terraform.adoption`); None: never adopt (every create is a create).
+    adopt_with: Clients | None = None
     name: str = "terraform"
     _planned: dict[str, _PlanState] = field(default_factory=dict)
     _specs: dict[str, StackSpec] = field(default_factory=dict)  # the tree's stacks by name, built once
@@ -152,8 +157,10 @@ class TerraformEngine:
             (directory / PLAN_FILE).unlink(missing_ok=True)  # no terraform plan of this tree exists to apply
             tf_changes: Sequence[ResourceChange] = tuple(scanned)
         else:  # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
+            _forget_imports(directory)  # decided again below, from what is live now
             tf_changes = self._terraform_plan(directory,
                                               run=bool(prepared.terraform_resources) or _has_state(directory))
+            tf_changes = self._adopt(prepared, tf_changes)
         inventory = read_inventory(directory)
         known = inventory or Inventory()
         hyperpod = self._plan_hyperpod(prepared.view, prepared.graph, known.hyperpod)
@@ -164,6 +171,22 @@ class TerraformEngine:
         return self._remember(prepared.stack, directory, tf_changes, hyperpod, kube,
                               notes=(FROM_LIVE_SCAN,) if scanned is not None else ())
 
+    def _adopt(self, prepared: PreparedStack, tf_changes: tuple[ResourceChange, ...]) -> tuple[ResourceChange, ...]:
+        """The plan again with `import` blocks when objects it would create are live already;
+        the first plan unchanged when none is (one read per create, no second terraform plan)."""
+        creates = [c.address for c in tf_changes if c.action is Action.CREATE]
+        if self.adopt_with is None or not creates:
+            return tf_changes
+        directory = prepared.directory
+        partition = self.tree.org.model.partition if self.tree.org else "aws"
+        found = find_imports(creates, json.loads((directory / CONFIG_FILE).read_text()),
+                             {o.address: o for o in aws_objects(prepared.graph)},
+                             clients=self.adopt_with, partition=partition)
+        if not found:
+            return tf_changes
+        (directory / IMPORTS_FILE).write_text(json.dumps(imports_config(found), indent=2, sort_keys=True) + "\n")
+        return self._terraform_plan(directory, run=True)
+
     def plan_destroy(self, stack: StackName) -> Plan:
         """Plan the removal of everything a stack that lost its source in the tree still owns:
         terraform's `plan -destroy` of its state, and a delete of every object of its inventory
@@ -173,6 +196,7 @@ class TerraformEngine:
         inventory = read_inventory(directory)
         if not (directory / CONFIG_FILE).exists() and inventory is None:
             return self._remember(stack, directory, (), [], [], notes=("nothing was ever applied",))
+        _forget_imports(directory)
         tf_changes = self._terraform_plan(directory, run=_has_state(directory), destroy=True)
         known = inventory or Inventory()
         hyperpod = self.hyperpod.plan([], owned_suffixes={}, inventoried=known.hyperpod) if known.hyperpod else []
@@ -244,6 +268,7 @@ class TerraformEngine:
         if tf_changes:
             try:
                 self.runner.apply(directory, PLAN_FILE)
+                _forget_imports(directory)  # the imported objects are in the state now
             except TerraformError as exc:
                 # Terraform records what it did create in the stack's state; the next plan
                 # shows exactly what is left, so the error is reported once, not per resource.
@@ -312,6 +337,7 @@ class TerraformEngine:
         stack = StackName(directory.name)
         if not _has_state(directory):  # never applied: nothing live to drift (its plan shows the creates)
             return Drift(stack=stack)
+        _forget_imports(directory)  # a refresh reads what the state holds, it adopts nothing
         self.runner.init(directory)
         self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True)
         drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"),
@@ -349,6 +375,10 @@ def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
             for name, body in bodies.items()}
 
 
+def _forget_imports(directory: Path) -> None:
+    (directory / IMPORTS_FILE).unlink(missing_ok=True)
+
+
 def _has_state(directory: Path) -> bool:
     state = directory / "terraform.tfstate"
     if not state.exists():
@@ -368,7 +398,7 @@ def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject], kube: Seq
     """What apply must find unchanged: terraform's config and saved plan, the driver's decisions
     and the Kubernetes decisions with the exact bodies they send."""
     digest = hashlib.sha256()
-    for name in (CONFIG_FILE, PLAN_FILE):
+    for name in (CONFIG_FILE, IMPORTS_FILE, PLAN_FILE):
         target = directory / name
         digest.update(target.read_bytes() if target.exists() else b"")
     decisions: list[Any] = [[p.kind.noun, p.name, p.change.action, list(p.change.changed)] for p in hyperpod]

@@ -14,6 +14,7 @@ prompt) leaves its lock-info file behind, and the next plan is not blocked."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import pytest
 
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE
-from tests.integration.conftest import CREDENTIALS, PROD, REGION, audit_records
+from tests.integration.conftest import CREDENTIALS, MANAGEMENT, PROD, REGION, audit_records
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
@@ -67,6 +68,8 @@ def _resolved_once(records: list[dict[str, object]]) -> None:
 
 EXPECTED = {  # (types of the records after the restart, the stacks the restart's intent names)
     "after-intent": (["intent", *["interrupted"] * 3, "intent", *["outcome"] * 3], APPLIED),
+    # org's terraform killed with its first object created: org is half applied, planned again
+    "in-terraform-apply": (["intent", *["interrupted"] * 3, "intent", *["outcome"] * 3], APPLIED),
     "mid-apply": (["intent", *["interrupted"] * 3, "intent", *["outcome"] * 2], APPLIED[1:]),  # org was applied
     "after-apply": (["intent", *["interrupted"] * 3], None),  # all applied: the plans again are empty
     "before-push": (["intent", *["outcome"] * 3], None),  # recorded; only the push was lost
@@ -80,6 +83,8 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
     killed = _hypergov(_env(own_endpoint, tmp_path, failpoint), tmp_path, "reconcile")
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     assert (tmp_path / "state" / LOCK_FILE).exists()  # held at death: the kernel released the flock
+    if failpoint == "in-terraform-apply":  # killed inside terraform, once it had created something
+        assert _live_org_objects(own_endpoint), "terraform was killed before it created anything"
 
     restarted = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not busy, converged
@@ -108,6 +113,48 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
     assert audit_records(clone) == records  # a restart that finds everything done adds nothing
     if failpoint == "mid-apply":
         _a_dead_terraform_lock_holder_does_not_block(own_endpoint, tmp_path)
+
+
+def _live_org_objects(endpoint: EmbeddedAwsProcess) -> list[str]:
+    """Names of the org stack's roles, policies, topics and SCPs that are live in AWS."""
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    found = [r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
+    found += [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"]]
+    found += [t["TopicArn"] for t in endpoint.client("sns", account=PROD, region=REGION).list_topics()["Topics"]]
+    organizations = endpoint.client("organizations", account=MANAGEMENT, region=REGION)
+    found += [p["Name"] for p in organizations.list_policies(Filter="SERVICE_CONTROL_POLICY")["Policies"]
+              if p["Name"] != "FullAWSAccess"]
+    return found
+
+
+def test_the_state_directory_lost_a_new_reconciler_adopts_what_is_live_and_converges(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """The reconciler's disk is lost after a first pass (terraform's state, the inventories, the
+    record of the applied commit): the next reconciler plans every stack again, finds each object
+    it would create live already, imports it (terraform `import` blocks) instead of failing with
+    "already exists", records that in the audit trail, and the pass after it has nothing to do."""
+    remote, clone, _ = _remote_and_clone(tmp_path)
+    first = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
+    assert first.returncode == 0, first.stdout + first.stderr
+    before = audit_records(clone)
+    created = {a for r in before if r["type"] == "outcome" for a in r["applied"]}
+    assert created and all(a.startswith(("create ", "update ")) for a in created), created
+
+    shutil.rmtree(tmp_path / "state")
+    again = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "already exists" not in again.stdout + again.stderr
+    records = audit_records(clone)
+    adopted = {a for r in records[len(before):] if r["type"] == "outcome" for a in r["applied"]}
+    terraform_created = {a.split(" ", 1)[1] for a in created if a.startswith("create aws_")}
+    imported = {a.split(" ", 1)[1] for a in adopted if a.startswith("import ")}
+    assert imported == terraform_created, (sorted(terraform_created - imported), sorted(imported - terraform_created))
+    assert not any(a.startswith("create aws_") for a in adopted), adopted
+
+    steady = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
+    assert steady.returncode == 0 and "up to date" in steady.stdout, steady.stdout + steady.stderr
+    verified = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "audit", "verify", "--repo", str(remote))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def _a_dead_terraform_lock_holder_does_not_block(endpoint: EmbeddedAwsProcess, root: Path) -> None:
