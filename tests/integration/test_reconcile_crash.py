@@ -14,7 +14,6 @@ prompt) leaves its lock-info file behind, and the next plan is not blocked."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -125,36 +124,6 @@ def _live_org_objects(endpoint: EmbeddedAwsProcess) -> list[str]:
     found += [p["Name"] for p in organizations.list_policies(Filter="SERVICE_CONTROL_POLICY")["Policies"]
               if p["Name"] != "FullAWSAccess"]
     return found
-
-
-def test_the_state_directory_lost_a_new_reconciler_adopts_what_is_live_and_converges(
-        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
-    """The reconciler's disk is lost after a first pass (terraform's state, the inventories, the
-    record of the applied commit): the next reconciler plans every stack again, finds each object
-    it would create live already, imports it (terraform `import` blocks) instead of failing with
-    "already exists", records that in the audit trail, and the pass after it has nothing to do."""
-    remote, clone, _ = _remote_and_clone(tmp_path)
-    first = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
-    assert first.returncode == 0, first.stdout + first.stderr
-    before = audit_records(clone)
-    created = {a for r in before if r["type"] == "outcome" for a in r["applied"]}
-    assert created and all(a.startswith(("create ", "update ")) for a in created), created
-
-    shutil.rmtree(tmp_path / "state")
-    again = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "already exists" not in again.stdout + again.stderr
-    records = audit_records(clone)
-    adopted = {a for r in records[len(before):] if r["type"] == "outcome" for a in r["applied"]}
-    terraform_created = {a.split(" ", 1)[1] for a in created if a.startswith("create aws_")}
-    imported = {a.split(" ", 1)[1] for a in adopted if a.startswith("import ")}
-    assert imported == terraform_created, (sorted(terraform_created - imported), sorted(imported - terraform_created))
-    assert not any(a.startswith("create aws_") for a in adopted), adopted
-
-    steady = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
-    assert steady.returncode == 0 and "up to date" in steady.stdout, steady.stdout + steady.stderr
-    verified = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "audit", "verify", "--repo", str(remote))
-    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def _a_dead_terraform_lock_holder_does_not_block(endpoint: EmbeddedAwsProcess, root: Path) -> None:
