@@ -123,9 +123,12 @@ class TerraformRunner:
             if lock is not None:
                 lock.verify(cwd)  # the first stack pins the shared lock; the others match it
 
-    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False) -> bool:
-        """Write a saved plan; True when it has changes (`-detailed-exitcode` 2)."""
-        args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s", "-detailed-exitcode", f"-out={out}"]
+    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
+             lock: bool = True) -> bool:
+        """Write a saved plan; True when it has changes (`-detailed-exitcode` 2). `lock=False`: a
+        private plan that must never wait for (nor hold) the shared state's lock."""
+        args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s" if lock else "-lock=false",
+                "-detailed-exitcode", f"-out={out}"]
         if refresh_only:
             args.append("-refresh-only")
         if destroy:
