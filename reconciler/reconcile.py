@@ -3,11 +3,14 @@
 One pass: record as `interrupted` an apply a killed process left between its intent and its
 outcome; take the branch's head commit; read its tree straight from Git (never the working copy,
 which may hold someone's unfinished edit); refuse it when it fails validation (a `rejected`
-record); plan only the stacks whose inputs changed since the last commit applied in full (every
+record; also for CLU003 against the commit applied last); create, adopt or scale the clusters
+the tree declares (`reconciler.clusters`: before the stacks, which bind to the live clusters'
+ARNs); plan only the stacks whose inputs changed since the last commit applied in full (every
 stack on the first pass, plus destroys for stacks whose source left the tree, plus the stacks an
 interrupted apply left); apply in dependency order between an `intent` and the `outcome` records
 (`reconciler.write_ahead`); remember the head as applied only when every stack succeeded, so a
-failed pass is retried from the same base next time; push the audit branch. One reconciler at a
+failed pass is retried from the same base next time (decommissions run after the stacks); push
+the audit branch. One reconciler at a
 time per state directory. A head that does not contain the commit applied last (a force-push, a
 reset) is refused ("rewritten", a `refused` record) unless the caller allows it: what was applied
 is no longer in the branch's history.
