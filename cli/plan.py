@@ -130,6 +130,15 @@ def planned_clusters(settings: Settings, tree: GovernanceTree, *,
     return executor.plan(declared), executor
 
 
+def with_live_arns(settings: Settings, tree: GovernanceTree) -> GovernanceTree:
+    """`tree` as its stacks are declared: each managed cluster with its live cluster's ARN (what
+    apply and the reconciler declare the stacks with, so that drift compares the same thing)."""
+    from engines.hyperpod.cluster_executor import live_arns, with_cluster_arns
+
+    clusters, _ = planned_clusters(settings, tree, quiet=True)
+    return with_cluster_arns(tree, live_arns(clusters)) if clusters else tree
+
+
 def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
              source_commit: str | None = None, tree: GovernanceTree | None = None,
              clusters: Sequence[PlannedCluster] | None = None,

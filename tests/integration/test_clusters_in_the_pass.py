@@ -161,6 +161,10 @@ def test_a_merge_request_scales_the_group_and_the_pass_applies_it(endpoint: Embe
     assert result.exit_code == 0, result.output
     assert [c["operation"] for c in endpoint.calls()].count("UpdateCluster") == 1
     assert _counts(endpoint) == {GROUP: 8}
+    # Drift compares what the pass declared: the stacks with the cluster's live ARN (speech's
+    # policies name it), the groups as scaled; nothing differs.
+    drift = _hypergov(endpoint, root, "drift")
+    assert drift.exit_code == 0, drift.output
 
 
 def test_hypergov_apply_scales_it_down_above_the_guarantee(endpoint: EmbeddedAwsProcess, root: Path) -> None:
