@@ -13,9 +13,9 @@ tree (its instance groups, adopted by the first pass); a second merge request sc
 8 -> 12, its plan shows the GPUs gained, and the daemon applies it (DescribeCluster checks it).
 Then a quota is changed by hand with boto3 and one is made for a team the tree does not know:
 the scheduled scan finds both and repairs the change, `hypergov drift --prune-unmanaged` removes
-the other. `hypergov audit verify` passes on the remote and fails on a copy with one record edited by hand; the daemon's
-metrics are scraped. Everything lives under `.hypergov/demo/`; the daemon and the endpoint are
-stopped at the end, whatever happens.
+the other. `hypergov audit verify` passes on the remote and fails on a copy with one record
+edited by hand; the daemon's metrics are scraped. Everything lives under `.hypergov/demo/`; the
+daemon and the endpoint are stopped at the end, whatever happens.
 """
 
 from __future__ import annotations
