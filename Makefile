@@ -17,7 +17,7 @@ $(STAMP): requirements.lock pyproject.toml
 	@touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=30
 	$(BIN)/ruff check $(PACKAGES) tests benchmarks
 	$(BIN)/lint-imports
 	$(BIN)/mypy $(PACKAGES)

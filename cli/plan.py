@@ -97,7 +97,10 @@ def _plan_state(settings: Settings, *, private: bool, quiet: bool) -> Iterator[S
         if not quiet:
             click.echo(f"state: a private copy of {shared} (read-only against live state; nothing written back)",
                        err=True)
-        yield settings.model_copy(update={"state_dir": Path(tmp)})
+        # Without the state lock: a copy's local state has no other user, and a shared S3 state's
+        # lock belongs to whoever applies (a plan writes no state).
+        yield settings.model_copy(update={"state_dir": Path(tmp), "terraform": settings.terraform.model_copy(
+            update={"lock_while_planning": False})})
 
 
 def _plan_progress(quiet: bool) -> Callable[[StackName, Plan | Failure], None]:

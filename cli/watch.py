@@ -183,8 +183,9 @@ class Daemon:
 
     def failed(self, failure: Failure) -> None:
         self.metrics.observe_failure(failure, seconds=self._took())
-        self.log.event("pass.failed", f"{self.branch}: pass failed ({failure.kind}): {failure}", level=logging.ERROR,
-                       kind=failure.kind, reason=failure.reason)
+        busy = failure.reason == "busy"  # somebody else is applying: expected, retried in the next gap
+        self.log.event("pass.failed", f"{self.branch}: pass failed ({failure.kind}): {failure}",
+                       level=logging.WARNING if busy else logging.ERROR, kind=failure.kind, reason=failure.reason)
 
     def waiting(self, decision: Decision) -> None:
         text = ""

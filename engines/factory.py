@@ -15,6 +15,7 @@ from engines.kube import DynamicKubeApi, KubeApi
 from engines.protocol import Engine
 from engines.pulumi.engine import PulumiEngine
 from engines.settings import Settings
+from engines.terraform.backend import S3State, check_bucket
 from engines.terraform.engine import TerraformEngine
 from engines.terraform.runner import TerraformRunner
 from engines.terraform.workspace import prepare_workspace, resolve_provider_source
@@ -47,8 +48,15 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
     clients.require_credentials()
     hyperpod = HyperPodExecutor(client_for=lambda account, region: clients.client(
         "sagemaker", region=region, account=account))
+    state, s3 = None, None
+    if settings.state_backend:
+        region = tree.org.model.home_region if tree.org else "us-east-1"  # the org's home region holds the bucket
+        state = S3State.parse(settings.state_backend, region=region)
+        s3 = clients.client("s3", region=region)
+        check_bucket(s3, state)
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
-                           kube_api_for=kube_api_factory(settings), source_commit=source_commit)
+                           kube_api_for=kube_api_factory(settings), source_commit=source_commit,
+                           adopt_with=clients, state=state, s3=s3)
 
 
 def cluster_executor(settings: Settings, tree: GovernanceTree, *,

@@ -31,10 +31,12 @@ class Action(StrEnum):
     DELETE = "delete"
     NOOP = "no-op"
     READ = "read"
+    IMPORT = "import"  # a live object taken into the state instead of created (and updated where it differs)
 
 
 _SYMBOL = {Action.CREATE: "+", Action.UPDATE: "~", Action.REPLACE: "-/+", Action.DELETE: "-",
-           Action.NOOP: " ", Action.READ: "<="}
+           Action.NOOP: " ", Action.READ: "<=",
+           Action.IMPORT: "<-"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class Plan:
         return not self.actionable
 
     def counts(self) -> dict[str, int]:
-        result = {a.value: 0 for a in (Action.CREATE, Action.UPDATE, Action.REPLACE, Action.DELETE)}
+        result = {a.value: 0 for a in (Action.CREATE, Action.UPDATE, Action.REPLACE, Action.DELETE, Action.IMPORT)}
         for change in self.actionable:
             result[change.action.value] += 1
         return result

@@ -55,6 +55,8 @@ class TerraformSettings(_Strict):
         "filesystem mirror holding registry.terraform.io/hashicorp/aws; discovered when unset"))
     provider_version: str = Field(default="5.100.0", description="exact hashicorp/aws version every stack uses")
     parallelism: Annotated[int, Field(ge=1, le=32)] = Field(default=2, description="stacks planned at once")
+    lock_while_planning: bool = Field(default=True, description=(
+        "plans take the state lock; `plan --private-state` plans without it (a plan writes no state)"))
 
     @field_validator("provider_version")
     @classmethod
@@ -76,6 +78,9 @@ class Settings(_Strict):
     engine: EngineName = "auto"
     config_dir: Path = Path("config")
     state_dir: Path = Field(default=Path(".hypergov/state"), description="per-stack terraform state and plans")
+    state_backend: str | None = Field(default=None, description=(
+        "s3://bucket/prefix: every stack's terraform state in S3 (Terraform's S3 backend with its native "
+        "lock file; the bucket in the org's home region, versioning enabled); unset: in state_dir"))
     pulumi_backend: str = Field(default="file://.hypergov/pulumi", description="Pulumi state backend URL")
     aws: AwsSettings = AwsSettings()
     terraform: TerraformSettings = TerraformSettings()
@@ -88,6 +93,15 @@ class Settings(_Strict):
         "SSH private key that signs every audit commit (git's gpg.format=ssh); unset: unsigned"))
     audit_allowed_signers: Path | None = Field(default=None, description=(
         "git's allowed-signers file: when set, `audit verify` requires every audit commit to be signed by one"))
+
+    @field_validator("state_backend")
+    @classmethod
+    def _state_location(cls, value: str | None) -> str | None:
+        from engines.terraform.backend import S3State  # the URL's one grammar
+
+        if value is not None:
+            S3State.parse(value, region="")
+        return value
 
     @field_validator("audit_branch")
     @classmethod
@@ -115,6 +129,7 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_ENGINE": ("engine",),
     "HYPERGOV_CONFIG_DIR": ("config_dir",),
     "HYPERGOV_STATE_DIR": ("state_dir",),
+    "HYPERGOV_STATE_BACKEND": ("state_backend",),
     "HYPERGOV_PULUMI_BACKEND": ("pulumi_backend",),
     "HYPERGOV_AUDIT_REPO": ("audit_repo",),
     "HYPERGOV_AUDIT_BRANCH": ("audit_branch",),

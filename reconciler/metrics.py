@@ -33,7 +33,13 @@ from reconciler.reconcile import PassResult
 DRIFT_KINDS: tuple[DriftKind, ...] = ("changed", "missing", "unmanaged", "unbounded")
 # Passes last from a second (up to date) to many minutes (every stack of a large org).
 PASS_BUCKETS_S = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
-FAILED_BEFORE_PASS = "error"  # the pass ended before any stack was touched (busy, Git, no engine)
+FAILED_BEFORE_PASS = "error"  # the pass ended before any stack was touched (Git, no engine)
+BUSY = "busy"  # the state directory's lock was held (a CLI apply, another reconciler): not a failure
+
+
+def failure_result(failure: Failure) -> str:
+    """The `result` label of a pass that ended before touching any stack."""
+    return BUSY if failure.reason == BUSY else FAILED_BEFORE_PASS
 
 
 def pass_result(outcome: PassResult) -> str:
@@ -122,7 +128,7 @@ class ReconcilerMetrics:
 
     def observe_failure(self, failure: Failure, *, seconds: float) -> None:
         """A pass that ended before touching any stack (busy, the branch unreadable, no engine)."""
-        self.passes.labels(result=FAILED_BEFORE_PASS).inc()
+        self.passes.labels(result=failure_result(failure)).inc()
         self.duration.observe(seconds)
         self._pass_reason = failure_unready_reason("pass", failure)
 

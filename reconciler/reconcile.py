@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import git
 
+from engines import failpoints
 from engines.hyperpod.cluster_executor import (
     CLUSTERS_STACK,
     ClusterExecutor,
@@ -48,7 +49,6 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.rules.clusters import removed_managed_clusters
 from hypergov.validate import validate_files
-from reconciler import failpoints
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
 from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases

@@ -26,7 +26,12 @@ def summary_line(plan: Plan) -> str:
         return f"{plan.stack}: no changes"
     c = plan.counts()
     return (f"{plan.stack}: {c['create']} to create, {c['update']} to update, "
-            f"{c['replace']} to replace, {c['delete']} to delete")
+            f"{c['replace']} to replace, {c['delete']} to delete{_imports(c)}")
+
+
+def _imports(counts: dict[str, int]) -> str:
+    """Adoptions are rare (state lost, an object made by hand): said only when there are some."""
+    return f", {counts['import']} to import" if counts.get("import") else ""
 
 
 def apply_line(result: ApplyResult) -> str:
@@ -42,7 +47,7 @@ def _change_lines(change: ResourceChange) -> list[str]:
     if change.note:
         head += f"  [{change.note}]"
     lines = [head]
-    if change.action in (Action.UPDATE, Action.REPLACE):
+    if change.action in (Action.UPDATE, Action.REPLACE, Action.IMPORT):
         for attr in change.attributes:
             flag = "  # forces replacement" if attr.forces_replacement else ""
             lines.append(f"        {attr.path}: {_value(attr.before)} -> {_value(attr.after)}{flag}")
@@ -73,13 +78,13 @@ def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", lead
     lines = [f"## {title}", ""]
     if leading_sections:
         lines += [*(line for section in leading_sections for line in (section, "")), "### Resource changes", ""]
-    totals = {"create": 0, "update": 0, "replace": 0, "delete": 0}
+    totals = {"create": 0, "update": 0, "replace": 0, "delete": 0, "import": 0}
     for p in plans:
         for k, v in p.counts().items():
             totals[k] += v
     lines.append(f"**{len(changed)}** of {len(plans)} stacks change: "
                  f"{totals['create']} to create, {totals['update']} to update, "
-                 f"{totals['replace']} to replace, {totals['delete']} to delete.")
+                 f"{totals['replace']} to replace, {totals['delete']} to delete{_imports(totals)}.")
     not_applied = sum(1 for p in plans for c in p.changes if c.note)
     if not_applied:
         lines[-1] += f" {not_applied} object(s) are planned but will not be applied (see the notes)."
@@ -97,7 +102,8 @@ def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", lead
             if change.action is Action.NOOP:
                 continue
             detail = "; ".join(f"`{a.path}`: {_md_escape(_value(a.before))} → {_md_escape(_value(a.after))}"
-                               for a in change.attributes) if change.action in (Action.UPDATE, Action.REPLACE) else ""
+                               for a in change.attributes) if change.action in (Action.UPDATE, Action.REPLACE,
+                                                                                Action.IMPORT) else ""
             if change.note:
                 detail = f"{detail} _{_md_escape(change.note)}_".strip()
             lines.append(f"| `{change.symbol}` | `{change.address}` | `{change.type}` | {detail} |")

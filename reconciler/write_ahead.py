@@ -6,7 +6,7 @@ outcome; the next run of the same state directory records its stacks as `interru
 recorded, nothing is applied.
 
 Shared by `hypergov apply`, `drift --remediate` and the reconciler, so every apply is audited the
-same way. The failpoints (`reconciler.failpoints`) mark the phases the crash tests kill at.
+same way. The failpoints (`engines.failpoints`) mark the phases the crash tests kill at.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines import failpoints
 from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
-from reconciler import failpoints
 from reconciler.audit import AuditLog, AuditTrail, intent_payload, interrupted_payloads, outcome_payload
 from reconciler.audit_store import AuditConflictError, AuditWriteError
 

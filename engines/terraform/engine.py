@@ -27,11 +27,14 @@ from typing import Any, TypeVar
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
+from engines.live.desired import desired_objects as aws_objects
 from engines.outcomes import Failure, classify, guarded, permanent
 from engines.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
+from engines.terraform.adoption import IMPORTS_FILE, Clients, find_imports, imports_config
+from engines.terraform.backend import S3State, holds_resources
 from engines.terraform.runner import TerraformError, TerraformRunner
 from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
 from engines.terraform.translate import translate
@@ -82,6 +85,12 @@ class TerraformEngine:
     hyperpod: HyperPodExecutor
     kube_api_for: Callable[[str], KubeApi | None]
     source_commit: str | None = None
+    # Reads whether an object terraform would create is live already (then it is imported,
+    # `engines.terraform.adoption`); None: never adopt (every create is a create).
+    adopt_with: Clients | None = None
+    # Every stack's state in S3 (`engines.terraform.backend`) and the client that reads it; None: local.
+    state: S3State | None = None
+    s3: Any = None
     name: str = "terraform"
     _planned: dict[str, _PlanState] = field(default_factory=dict)
     _specs: dict[str, StackSpec] = field(default_factory=dict)  # the tree's stacks by name, built once
@@ -102,6 +111,8 @@ class TerraformEngine:
         translation = translate(graph.resources, aws=self.settings.aws,
                                 provider_version=self.settings.terraform.provider_version,
                                 default_region=view.org.home_region)
+        if self.state is not None:
+            translation.config["terraform"]["backend"] = self.state.backend_block(stack, self.settings.aws)
         directory = self.workspace.stack_dir(stack)
         _write_if_changed(directory / CONFIG_FILE, translation.json())
         return PreparedStack(stack=stack, directory=directory, graph=graph, view=view,
@@ -152,8 +163,10 @@ class TerraformEngine:
             (directory / PLAN_FILE).unlink(missing_ok=True)  # no terraform plan of this tree exists to apply
             tf_changes: Sequence[ResourceChange] = tuple(scanned)
         else:  # nothing for terraform (e.g. a cluster stack: driver objects only): skip its ~5 s start
+            _forget_imports(directory)  # decided again below, from what is live now
             tf_changes = self._terraform_plan(directory,
-                                              run=bool(prepared.terraform_resources) or _has_state(directory))
+                                              run=bool(prepared.terraform_resources) or self._has_state(directory))
+            tf_changes = self._adopt(prepared, tf_changes)
         inventory = read_inventory(directory)
         known = inventory or Inventory()
         hyperpod = self._plan_hyperpod(prepared.view, prepared.graph, known.hyperpod)
@@ -164,6 +177,22 @@ class TerraformEngine:
         return self._remember(prepared.stack, directory, tf_changes, hyperpod, kube,
                               notes=(FROM_LIVE_SCAN,) if scanned is not None else ())
 
+    def _adopt(self, prepared: PreparedStack, tf_changes: tuple[ResourceChange, ...]) -> tuple[ResourceChange, ...]:
+        """The plan again with `import` blocks when objects it would create are live already;
+        the first plan unchanged when none is (one read per create, no second terraform plan)."""
+        creates = [c.address for c in tf_changes if c.action is Action.CREATE]
+        if self.adopt_with is None or not creates:
+            return tf_changes
+        directory = prepared.directory
+        partition = self.tree.org.model.partition if self.tree.org else "aws"
+        found = find_imports(creates, json.loads((directory / CONFIG_FILE).read_text()),
+                             {o.address: o for o in aws_objects(prepared.graph)},
+                             clients=self.adopt_with, partition=partition)
+        if not found:
+            return tf_changes
+        (directory / IMPORTS_FILE).write_text(json.dumps(imports_config(found), indent=2, sort_keys=True) + "\n")
+        return self._terraform_plan(directory, run=True)
+
     def plan_destroy(self, stack: StackName) -> Plan:
         """Plan the removal of everything a stack that lost its source in the tree still owns:
         terraform's `plan -destroy` of its state, and a delete of every object of its inventory
@@ -173,7 +202,8 @@ class TerraformEngine:
         inventory = read_inventory(directory)
         if not (directory / CONFIG_FILE).exists() and inventory is None:
             return self._remember(stack, directory, (), [], [], notes=("nothing was ever applied",))
-        tf_changes = self._terraform_plan(directory, run=_has_state(directory), destroy=True)
+        _forget_imports(directory)
+        tf_changes = self._terraform_plan(directory, run=self._has_state(directory), destroy=True)
         known = inventory or Inventory()
         hyperpod = self.hyperpod.plan([], owned_suffixes={}, inventoried=known.hyperpod) if known.hyperpod else []
         kube = self._plan_kube(stack, {}, known)
@@ -185,7 +215,8 @@ class TerraformEngine:
             (directory / PLAN_FILE).unlink(missing_ok=True)  # no stale plan file may be applied or hashed
             return ()
         self.runner.init(directory)
-        if not self.runner.plan(directory, out=PLAN_FILE, destroy=destroy):
+        if not self.runner.plan(directory, out=PLAN_FILE, destroy=destroy,
+                                lock=self.settings.terraform.lock_while_planning):
             # `-detailed-exitcode` 0: nothing to do. `show -json` (a provider start, ~2-3 s) would
             # only list every configured resource as a no-op; a destroy with nothing left, none.
             return () if destroy else unchanged_from_config(json.loads((directory / CONFIG_FILE).read_text()))
@@ -199,6 +230,12 @@ class TerraformEngine:
                     artifact_sha256=_artifact_hash(directory, hyperpod, kube), notes=notes)
         self._planned[stack] = _PlanState(plan, hyperpod, kube)
         return plan
+
+    def _has_state(self, directory: Path) -> bool:
+        """Whether the stack's state records resources: in S3 when configured, else its directory."""
+        if self.state is not None:
+            return holds_resources(self.s3, self.state, directory.name)
+        return _local_state(directory)
 
     def known_stacks(self) -> list[StackName]:
         """Stacks that have a directory (were planned or applied at some point)."""
@@ -244,6 +281,7 @@ class TerraformEngine:
         if tf_changes:
             try:
                 self.runner.apply(directory, PLAN_FILE)
+                _forget_imports(directory)  # the imported objects are in the state now
             except TerraformError as exc:
                 # Terraform records what it did create in the stack's state; the next plan
                 # shows exactly what is left, so the error is reported once, not per resource.
@@ -310,10 +348,12 @@ class TerraformEngine:
 
     def _refresh(self, directory: Path) -> Drift:
         stack = StackName(directory.name)
-        if not _has_state(directory):  # never applied: nothing live to drift (its plan shows the creates)
+        if not self._has_state(directory):  # never applied: nothing live to drift (its plan shows the creates)
             return Drift(stack=stack)
+        _forget_imports(directory)  # a refresh reads what the state holds, it adopts nothing
         self.runner.init(directory)
-        self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True)
+        self.runner.plan(directory, out="hypergov-refresh.tfplan", refresh_only=True,
+                         lock=self.settings.terraform.lock_while_planning)
         drift = drift_from_show(self.runner.show_json(directory, "hypergov-refresh.tfplan"),
                                 declared=_declared_attributes(directory / CONFIG_FILE))
         return Drift(stack=stack, changes=drift)
@@ -349,7 +389,11 @@ def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
             for name, body in bodies.items()}
 
 
-def _has_state(directory: Path) -> bool:
+def _forget_imports(directory: Path) -> None:
+    (directory / IMPORTS_FILE).unlink(missing_ok=True)
+
+
+def _local_state(directory: Path) -> bool:
     state = directory / "terraform.tfstate"
     if not state.exists():
         return False
@@ -368,7 +412,7 @@ def _artifact_hash(directory: Path, hyperpod: Sequence[PlannedObject], kube: Seq
     """What apply must find unchanged: terraform's config and saved plan, the driver's decisions
     and the Kubernetes decisions with the exact bodies they send."""
     digest = hashlib.sha256()
-    for name in (CONFIG_FILE, PLAN_FILE):
+    for name in (CONFIG_FILE, IMPORTS_FILE, PLAN_FILE):
         target = directory / name
         digest.update(target.read_bytes() if target.exists() else b"")
     decisions: list[Any] = [[p.kind.noun, p.name, p.change.action, list(p.change.changed)] for p in hyperpod]

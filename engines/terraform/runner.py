@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # locks.py raises ProviderLockError, so it imports this module
     from engines.terraform.locks import ProviderLock
 
+from engines import failpoints
 from engines.outcomes import Failure, classify_terraform_output, permanent, temporary
 
 _INIT_LOCK = threading.Lock()
+IN_APPLY = "in-terraform-apply"
 _MISSING_PLUGIN = re.compile(r"Required plugins are not installed|no package for .* cached in|"
                              r"could not read package directory")
 
@@ -119,9 +123,12 @@ class TerraformRunner:
             if lock is not None:
                 lock.verify(cwd)  # the first stack pins the shared lock; the others match it
 
-    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False) -> bool:
-        """Write a saved plan; True when it has changes (`-detailed-exitcode` 2)."""
-        args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s", "-detailed-exitcode", f"-out={out}"]
+    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
+             lock: bool = True) -> bool:
+        """Write a saved plan; True when it has changes (`-detailed-exitcode` 2). `lock=False`: a
+        private plan that must never wait for (nor hold) the shared state's lock."""
+        args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s" if lock else "-lock=false",
+                "-detailed-exitcode", f"-out={out}"]
         if refresh_only:
             args.append("-refresh-only")
         if destroy:
@@ -142,7 +149,27 @@ class TerraformRunner:
         return data
 
     def apply(self, cwd: Path, planfile: str) -> None:
-        self.run(["apply", "-input=false", "-no-color", "-lock-timeout=60s", "-auto-approve", planfile], cwd=cwd)
+        args = ["apply", "-input=false", "-no-color", "-lock-timeout=60s", "-auto-approve", planfile]
+        if failpoints.armed(IN_APPLY):
+            self._apply_and_die(args, cwd=cwd)
+            return
+        self.run(args, cwd=cwd)
+
+    def _apply_and_die(self, args: Sequence[str], *, cwd: Path) -> None:
+        """The `in-terraform-apply` failpoint: terraform runs in its own process group; at its
+        first "Creation complete" the group (terraform and its provider) and then this process
+        are SIGKILLed, as a node failure would end them all mid-apply."""
+        proc = subprocess.Popen([self.binary, *args], cwd=cwd, env=dict(self.env), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        assert proc.stdout is not None
+        said = []
+        for line in proc.stdout:
+            said.append(line)
+            if "Creation complete" in line:
+                os.killpg(proc.pid, signal.SIGKILL)
+                failpoints.reached(IN_APPLY)
+        if proc.wait() != 0:  # nothing was created: the failpoint did not fire, the apply ended as usual
+            raise TerraformError(args[0], "".join(said))
 
     def providers_schema(self, cwd: Path) -> dict[str, Any]:
         proc = self.run(["providers", "schema", "-json"], cwd=cwd)

@@ -41,11 +41,14 @@ def _paths(replace_paths: list[list[Any]] | None) -> frozenset[str]:
 def change_from_entry(entry: dict[str, Any]) -> ResourceChange:
     change = entry["change"]
     action = _action(change["actions"])
+    imported = change.get("importing") is not None and action in (Action.NOOP, Action.UPDATE)
+    if imported:  # an `import` block: the live object becomes the state's (and is updated where it differs)
+        action = Action.IMPORT
     before = mask(change.get("before"), change.get("before_sensitive", False))
     after = mask(_with_unknowns(change.get("after"), change.get("after_unknown", False)),
                  change.get("after_sensitive", False))
     attributes: tuple[AttributeChange, ...] = ()
-    if action in (Action.UPDATE, Action.REPLACE):
+    if action in (Action.UPDATE, Action.REPLACE, Action.IMPORT):
         before_map = {k: v for k, v in (before or {}).items() if k not in _IGNORED_ATTRS}
         after_map = {k: v for k, v in (after or {}).items() if k not in _IGNORED_ATTRS}
         attributes = diff_attributes(before_map, after_map, replace_paths=_paths(change.get("replace_paths")))

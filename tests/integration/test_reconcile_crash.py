@@ -24,7 +24,7 @@ import pytest
 
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE
-from tests.integration.conftest import CREDENTIALS, PROD, REGION, audit_records
+from tests.integration.conftest import CREDENTIALS, MANAGEMENT, PROD, REGION, audit_records
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
@@ -67,6 +67,8 @@ def _resolved_once(records: list[dict[str, object]]) -> None:
 
 EXPECTED = {  # (types of the records after the restart, the stacks the restart's intent names)
     "after-intent": (["intent", *["interrupted"] * 3, "intent", *["outcome"] * 3], APPLIED),
+    # org's terraform killed with its first object created: org is half applied, planned again
+    "in-terraform-apply": (["intent", *["interrupted"] * 3, "intent", *["outcome"] * 3], APPLIED),
     "mid-apply": (["intent", *["interrupted"] * 3, "intent", *["outcome"] * 2], APPLIED[1:]),  # org was applied
     "after-apply": (["intent", *["interrupted"] * 3], None),  # all applied: the plans again are empty
     "before-push": (["intent", *["outcome"] * 3], None),  # recorded; only the push was lost
@@ -80,6 +82,8 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
     killed = _hypergov(_env(own_endpoint, tmp_path, failpoint), tmp_path, "reconcile")
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     assert (tmp_path / "state" / LOCK_FILE).exists()  # held at death: the kernel released the flock
+    if failpoint == "in-terraform-apply":  # killed inside terraform, once it had created something
+        assert _live_org_objects(own_endpoint), "terraform was killed before it created anything"
 
     restarted = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not busy, converged
@@ -108,6 +112,18 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
     assert audit_records(clone) == records  # a restart that finds everything done adds nothing
     if failpoint == "mid-apply":
         _a_dead_terraform_lock_holder_does_not_block(own_endpoint, tmp_path)
+
+
+def _live_org_objects(endpoint: EmbeddedAwsProcess) -> list[str]:
+    """Names of the org stack's roles, policies, topics and SCPs that are live in AWS."""
+    iam = endpoint.client("iam", account=PROD, region=REGION)
+    found = [r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
+    found += [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"]]
+    found += [t["TopicArn"] for t in endpoint.client("sns", account=PROD, region=REGION).list_topics()["Topics"]]
+    organizations = endpoint.client("organizations", account=MANAGEMENT, region=REGION)
+    found += [p["Name"] for p in organizations.list_policies(Filter="SERVICE_CONTROL_POLICY")["Policies"]
+              if p["Name"] != "FullAWSAccess"]
+    return found
 
 
 def _a_dead_terraform_lock_holder_does_not_block(endpoint: EmbeddedAwsProcess, root: Path) -> None:

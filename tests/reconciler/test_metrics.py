@@ -86,22 +86,24 @@ def test_scraped_metrics_count_what_the_passes_did(observed: tuple[ReconcilerMet
     metrics.observe_pass(applied, seconds=42.0)
     metrics.observe_pass(PassResult(head=HEAD, base=HEAD, status="up to date"), seconds=0.2)
     metrics.observe_failure(temporary("another reconciler is running", "busy"), seconds=0.01)
+    metrics.observe_failure(temporary("cannot fetch the remote", "git"), seconds=0.0)
     metrics.observe_scan(_scan("changed", "missing", "missing"))
     unpushed[0] = 3  # read at scrape time from the audit trail's seam
 
     after = scrape(server)
     assert after[("hypergov_reconcile_passes_total", (("result", "applied"),))] == 1
     assert after[("hypergov_reconcile_passes_total", (("result", "up_to_date"),))] == 1
+    assert after[("hypergov_reconcile_passes_total", (("result", "busy"),))] == 1  # the lock held: not an error
     assert after[("hypergov_reconcile_passes_total", (("result", "error"),))] == 1
     assert after[("hypergov_applies_total", (("result", "applied"), ("stack", "org")))] == 1
     assert after[("hypergov_applies_total", (("result", "applied"), ("stack", "cluster-gpu-west")))] == 1
     assert after[("hypergov_applies_total", (("result", "stopped"), ("stack", "project-speech")))] == 1
-    assert after[("hypergov_reconcile_pass_duration_seconds_count", ())] == 3
+    assert after[("hypergov_reconcile_pass_duration_seconds_count", ())] == 4
     assert after[("hypergov_reconcile_pass_duration_seconds_sum", ())] == pytest.approx(42.21)
-    # 42 s falls in the 60 s bucket, not the 30 s one; 0.2 s and 0.01 s in the first (0.5 s).
-    assert after[("hypergov_reconcile_pass_duration_seconds_bucket", (("le", "0.5"),))] == 2
-    assert after[("hypergov_reconcile_pass_duration_seconds_bucket", (("le", "30.0"),))] == 2
-    assert after[("hypergov_reconcile_pass_duration_seconds_bucket", (("le", "60.0"),))] == 3
+    # 42 s falls in the 60 s bucket, not the 30 s one; 0.2 s, 0.01 s and 0 s in the first (0.5 s).
+    assert after[("hypergov_reconcile_pass_duration_seconds_bucket", (("le", "0.5"),))] == 3
+    assert after[("hypergov_reconcile_pass_duration_seconds_bucket", (("le", "30.0"),))] == 3
+    assert after[("hypergov_reconcile_pass_duration_seconds_bucket", (("le", "60.0"),))] == 4
     assert after[("hypergov_reconcile_last_success_timestamp_seconds", ())] == 1_700_000_000.0
     drift = {labels[0][1]: v for (name, labels), v in after.items() if name == "hypergov_drift_items"}
     assert drift == {"changed": 1, "missing": 2, "unmanaged": 0, "unbounded": 0}

@@ -33,9 +33,25 @@ def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
     pytest.param("aws: {max_retries: 100}\n", "aws.max_retries", id="out-of-range"),
     pytest.param("colour: blue\n", "colour", id="unknown-key"),
     pytest.param("a: [\n", "not valid YAML", id="syntax"),
+    pytest.param("state_backend: https://example.com/state\n", "state_backend", id="state-not-s3"),
+    pytest.param("state_backend: s3://Bad_Bucket/x\n", "not an S3 state location", id="state-bucket-name"),
 ])
 def test_bad_settings_say_where(tmp_path: Path, content: str, message: str) -> None:
     f = tmp_path / "hypergov.yaml"
     f.write_text(content)
     with pytest.raises(SettingsError, match=message):
         load_settings(f, environ={})
+
+
+def test_the_state_backend_names_a_key_per_stack(tmp_path: Path) -> None:
+    from engines.terraform.backend import S3State
+
+    s = load_settings(environ={"HYPERGOV_SETTINGS": str(tmp_path / "absent.yaml"),
+                               "HYPERGOV_STATE_BACKEND": "s3://acme-hypergov-state/prod/"})
+    assert s.state_backend == "s3://acme-hypergov-state/prod/"
+    state = S3State.parse(s.state_backend, region="us-west-2")
+    assert state.key("project-vision") == "prod/stacks/project-vision/terraform.tfstate"
+    assert S3State.parse("s3://acme-hypergov-state", region="us-west-2").key("org") == "stacks/org/terraform.tfstate"
+    block = state.backend_block("org", s.aws)["s3"]
+    # Terraform's S3 backend: native S3 locking (Terraform >= 1.10), no DynamoDB table.
+    assert block["use_lockfile"] is True and "dynamodb_table" not in block and block["bucket"] == "acme-hypergov-state"

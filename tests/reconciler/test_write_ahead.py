@@ -18,8 +18,8 @@ from typing import Any
 import git
 import pytest
 
+from engines import failpoints
 from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
-from reconciler import failpoints
 from reconciler.audit import AuditLog
 from reconciler.audit_store import AuditWriteError
 from reconciler.reconcile import Scope, with_replan
@@ -129,7 +129,7 @@ def test_failpoints_are_parsed_strictly_and_kill_with_sigkill(tmp_path: Path) ->
     assert failpoints.enabled({}) == frozenset()
     with pytest.raises(ValueError, match="unknown failpoint"):
         failpoints.reached("after-lunch")
-    code = "from reconciler import failpoints; failpoints.reached('before-push'); print('survived')"
+    code = "from engines import failpoints; failpoints.reached('before-push'); print('survived')"
     alive = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())})
     assert (alive.returncode, alive.stdout) == (0, "survived\n")

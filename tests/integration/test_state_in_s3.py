@@ -1,0 +1,78 @@
+"""Terraform state in S3 (`state_backend: s3://bucket/prefix`): a real `hypergov reconcile` process,
+the real terraform with its own S3 backend (`use_lockfile`: conditional writes of a `.tflock`
+object) against the embedded endpoint's S3, a bare remote. The state of every stack is written to
+the bucket, not to the state directory; after the state directory is deleted, a new reconciler
+finds every object in the S3 state (nothing to create, nothing to import); a bucket without
+versioning is refused before anything is planned."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from embedded_aws import EmbeddedAwsProcess
+from tests.integration.conftest import MANAGEMENT, REGION, audit_records
+from tests.integration.test_reconcile_crash import APPLIED, _env, _hypergov, _remote_and_clone
+
+pytestmark = pytest.mark.integration
+BUCKET = "acme-hypergov-state"
+BACKEND = f"s3://{BUCKET}/prod"
+
+
+def _bucket(endpoint: EmbeddedAwsProcess, *, versioned: bool) -> None:
+    s3 = endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+    if versioned:
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+
+
+def _states(endpoint: EmbeddedAwsProcess) -> dict[str, list[str]]:
+    """Per state object in the bucket, the addresses it records."""
+    s3 = endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    found = {}
+    for item in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+        if item["Key"].endswith(".tfstate"):
+            state = json.loads(s3.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read())
+            found[item["Key"]] = sorted(f"{r['type']}.{r['name']}" for r in state["resources"])
+    return found
+
+
+def test_state_lives_in_s3_and_a_reconciler_without_its_disk_finds_it(own_endpoint: EmbeddedAwsProcess,
+                                                                       tmp_path: Path) -> None:
+    _bucket(own_endpoint, versioned=True)
+    _, clone, _ = _remote_and_clone(tmp_path)
+    env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
+    first = _hypergov(env, tmp_path, "reconcile")
+    assert first.returncode == 0, first.stdout + first.stderr
+    states = _states(own_endpoint)
+    # The stacks with terraform resources (org and the project; the cluster stack holds HyperPod objects only).
+    assert sorted(states) == ["prod/stacks/org/terraform.tfstate", "prod/stacks/project-speech/terraform.tfstate"]
+    assert "aws_iam_role.platform-admin_ml-prod" in states["prod/stacks/org/terraform.tfstate"]
+    assert "aws_iam_role.role-engineer_ml-prod" in states["prod/stacks/project-speech/terraform.tfstate"]
+    # Nothing of it on the local disk (`.terraform/terraform.tfstate` is terraform's note of the backend).
+    assert not list((tmp_path / "state").glob("stacks/*/terraform.tfstate"))
+    applied = len(audit_records(clone))
+
+    shutil.rmtree(tmp_path / "state")
+    again = _hypergov(env, tmp_path, "reconcile")
+    assert again.returncode == 0, again.stdout + again.stderr
+    later = [r for r in audit_records(clone)[applied:] if r["type"] == "outcome"]
+    actions = [a for r in later for a in r["applied"]]
+    assert not [a for a in actions if a.startswith(("create aws_", "import "))], actions  # the state knew them
+    assert {r["stack"] for r in later} <= set(APPLIED)
+
+
+def test_a_state_bucket_without_versioning_is_refused_before_anything_is_planned(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    _bucket(own_endpoint, versioned=False)
+    _remote_and_clone(tmp_path)
+    env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
+    refused = _hypergov(env, tmp_path, "plan")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"the state bucket s3://{BUCKET} has versioning never enabled" in refused.stderr
+    assert "put-bucket-versioning" in refused.stderr and "Traceback" not in refused.stderr
+    iam = own_endpoint.client("iam", account="111122223333", region=REGION)
+    assert not iam.list_roles(PathPrefix="/hypergov/")["Roles"]  # nothing applied, nothing planned into AWS
