@@ -8,12 +8,14 @@ clusters. The reconciler runs as a daemon in the background (`hypergov reconcile
 its first pass applies every stack with the real `terraform` and pushes its audit records to the
 remote's audit branch. A merge request that raises one team's compute quota is planned (the
 Markdown comment, with the governance summary and the capacity impact), merged and pushed; the
-daemon applies exactly the stack it affects and pushes the records. Then a quota is changed by
-hand with boto3 and one is made for a team the tree does not know: the scheduled scan finds both
-and repairs the change, `hypergov drift --prune-unmanaged` removes the other. `hypergov audit
-verify` passes on the remote and fails on a copy with one record edited by hand; the daemon's
-metrics are scraped. Everything lives under `.hypergov/demo/`; the daemon and the endpoint are
-stopped at the end, whatever happens.
+daemon applies exactly the stack it affects and pushes the records. trn-east is declared in the
+tree (its instance groups, adopted by the first pass); a second merge request scales its p4d group
+8 -> 12, its plan shows the GPUs gained, and the daemon applies it (DescribeCluster checks it).
+Then a quota is changed by hand with boto3 and one is made for a team the tree does not know:
+the scheduled scan finds both and repairs the change, `hypergov drift --prune-unmanaged` removes
+the other. `hypergov audit verify` passes on the remote and fails on a copy with one record
+edited by hand; the daemon's metrics are scraped. Everything lives under `.hypergov/demo/`; the
+daemon and the endpoint are stopped at the end, whatever happens.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 
 import click
 import git
+import yaml
 
 from cli.demo_daemon import Daemon, Event, http_status, scrape
 from embedded_aws import EmbeddedAwsProcess
@@ -40,12 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / ".hypergov" / "demo"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-west-2"}
 PROD = "111122223333"
+TRN_EAST_ACCOUNT = "444455556666"  # ml-research (config/org.yaml), where trn-east runs
 GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
 ADMIN = git.Actor("platform-admin", "platform-admin@example.com")
 AUDIT_BRANCH = "hypergov/audit"  # the settings' default (engines/settings.py)
 DRIFT_EVERY = "10s"
 PASS_TIMEOUT_S = 900.0  # a first pass applies every stack with terraform: minutes on a loaded 2-core machine
-TOTAL = 10
+TOTAL = 11
 
 
 class DemoError(Exception):
@@ -65,14 +69,35 @@ def _say(event: Event) -> None:
 
 
 def _admin_clone(remote: Path, target: Path) -> git.Repo:
-    """The platform admin's clone: the example tree committed and pushed to the bare remote."""
+    """The platform admin's clone: the example tree committed and pushed to the bare remote, with
+    trn-east declared (its instance groups, adopted) so that hypergov governs the cluster itself."""
     git.Repo.init(remote, bare=True, initial_branch="main")
     shutil.copytree(ROOT / "config", target / "config")
+    _declare_trn_east(target / "config" / "clusters" / "trn-east.yaml")
     repo = git.Repo.init(target, initial_branch="main")
     repo.index.add([str(p.relative_to(target)) for p in (target / "config").rglob("*") if p.is_file()])
     repo.index.commit("Governance tree of the acme organization", author=ADMIN, committer=ADMIN)
     repo.create_remote("origin", remote.as_uri()).push("main:main").raise_if_error()
     return repo
+
+
+def _declare_trn_east(path: Path) -> None:
+    """trn-east's `capacity` (16 trn1, 8 p4d) as the instance groups it runs (the embedded
+    endpoint seeds them so), `managed` and `adopt`: the first pass takes the cluster over."""
+    doc = yaml.safe_load(path.read_text())
+    account = TRN_EAST_ACCOUNT
+
+    def group(instance_type: str) -> dict[str, object]:
+        return {"name": instance_type.removeprefix("ml.").replace(".", "-"), "instance_type": instance_type,
+                "instance_count": doc["capacity"][instance_type]["instances"],
+                "lifecycle_config": {"source_s3_uri": "s3://trn-east-lifecycle/scripts/", "on_create": "on_create.sh"},
+                "execution_role": f"arn:aws:iam::{account}:role/trn-east-hyperpod-execution"}
+
+    groups = [group(t) for t in sorted(doc["capacity"])]
+    del doc["capacity"]
+    doc["hyperpod"] = {**doc["hyperpod"], "managed": True, "adopt": True, "instance_groups": groups}
+    path.write_text("# Cluster layer: Trainium research cluster, declared: hypergov creates and scales its groups.\n"
+                    + yaml.safe_dump(doc, sort_keys=False))
 
 
 class Story:
@@ -195,17 +220,19 @@ def _story(story: Story) -> None:
         if end["changed"] != 1 or quota != [{"InstanceType": "ml.p5.48xlarge", "Count": 16}]:
             raise DemoError("the merged change was not applied as planned")
         story.hypergov("audit", "log", "--repo", story.remote.as_uri(), "--cluster", "gpu-west", show=4)
+    at = _scale_merge_request(story, after=at)
     at = _drift_by_hand(story, after=at)
-    with step(9, "hypergov audit verify: the remote's trail is intact; a copy with one record edited is not"):
+    with step(10, "hypergov audit verify: the remote's trail is intact; a copy with one record edited is not"):
         intact = story.hypergov("audit", "verify", "--repo", story.remote.as_uri())
         tampered = story.hypergov("audit", "verify", "--repo", str(_tampered_copy(story.remote)))
         if intact.returncode != 0 or tampered.returncode != 1:
             raise DemoError(f"audit verify exited {intact.returncode} and {tampered.returncode}, not 0 and 1")
-    with step(10, "the daemon's metrics, scraped (Prometheus text format), and hypergov status"):
+    with step(11, "the daemon's metrics, scraped (Prometheus text format), and hypergov status"):
         _show_metrics(port)
         story.hypergov("status", "--repo", str(story.state / "repo"))
     click.secho("\ndemo complete: followed a remote, applied every stack, planned and applied a merge request, "
-                "found and repaired drift on a schedule, kept an audit trail that verifies and catches an edit",
+                "scaled a declared cluster through another, found and repaired drift on a schedule, kept an audit "
+                "trail that verifies and catches an edit",
                 fg="green", bold=True)
 
 
@@ -233,12 +260,60 @@ def _merge_request(story: Story) -> str:
         return admin.head.commit.hexsha
 
 
+def _scale_merge_request(story: Story, *, after: int) -> int:
+    """Step 7: a merge request scales trn-east's p4d group 8 -> 12; its plan shows the GPUs gained
+    (AWS: 8 A100 per ml.p4d.24xlarge, so +32) and the capacity impact; merged, the daemon sends
+    the UpdateCluster and DescribeCluster says 12."""
+    admin = story.admin
+    with step(7, "a merge request scales trn-east's p4d instance group 8 -> 12: the plan shows the GPU and "
+                 "capacity gain; merged, the daemon applies it (checked with DescribeCluster)"):
+        admin.git.checkout("-b", "trn-east-more-p4d")
+        target = Path(admin.working_dir) / "config" / "clusters" / "trn-east.yaml"
+        doc = yaml.safe_load(target.read_text())
+        (p4d,) = [g for g in doc["hyperpod"]["instance_groups"] if g["instance_type"] == "ml.p4d.24xlarge"]
+        p4d["instance_count"] = 12
+        target.write_text(yaml.safe_dump(doc, sort_keys=False))
+        admin.index.add(["config/clusters/trn-east.yaml"])
+        admin.index.commit("trn-east: four more p4d instances", author=ADMIN, committer=ADMIN)
+        markdown = DEMO_DIR / "mr-scale.md"
+        planned = story.hypergov("plan", "--base", "main", "--markdown", str(markdown), "--private-state", show=4)
+        if planned.returncode != 2:
+            raise DemoError(f"hypergov plan exited {planned.returncode}, not 2 (changes planned)")
+        shown = _section(markdown.read_text(), "### HyperPod clusters")
+        click.echo(f"      merge-request comment ({markdown}), its HyperPod clusters section:")
+        for line in shown:
+            click.echo(f"      | {line}")
+        if not any("| 8 -> 12 | +32 |" in line for line in shown):
+            raise DemoError("the merge-request plan does not show the p4d group's 8 -> 12 (+32 GPUs)")
+        admin.git.checkout("main")
+        admin.git.merge("--no-ff", "-m", "Merge trn-east-more-p4d: four more p4d instances", "trn-east-more-p4d")
+        admin.remote("origin").push("main:main").raise_if_error()
+        merged = admin.head.commit.hexsha
+        click.echo(f"      merged and pushed: main @ {merged[:12]}")
+        at, _ = story.wait_pass(merged, after=after)
+        live = story.endpoint.client("sagemaker", account=TRN_EAST_ACCOUNT, region="us-east-1").describe_cluster(
+            ClusterName="trn-east")
+        counts = {g["InstanceGroupName"]: g["TargetCount"] for g in live["InstanceGroups"]}
+        click.echo(f"      DescribeCluster trn-east: {live['ClusterStatus']}, instances per group {counts}")
+        if counts.get("p4d-24xlarge") != 12 or live["ClusterStatus"] != "InService":
+            raise DemoError("the merged scale was not applied to trn-east")
+    return at
+
+
+def _section(markdown: str, heading: str) -> list[str]:
+    """The lines of `markdown` from `heading` to the next heading."""
+    lines = markdown.splitlines()
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    return lines[start:end]
+
+
 def _drift_by_hand(story: Story, *, after: int) -> int:
-    """Steps 7-8: a quota raised in the console and one made for an unknown team; the scheduled
+    """Steps 8-9: a quota raised in the console and one made for an unknown team; the scheduled
     scan repairs the first (audited), `hypergov drift --prune-unmanaged` deletes the second."""
     assert story.daemon is not None
     log = story.daemon.log
-    with step(7, f"drift by hand (boto3, out of band); the daemon's scheduled scan (every {DRIFT_EVERY}) finds "
+    with step(8, f"drift by hand (boto3, out of band); the daemon's scheduled scan (every {DRIFT_EVERY}) finds "
                  "it and repairs the change through an audited apply"):
         _inject_drift(story)
         found, scan = log.wait_for(lambda e: e["event"] == "drift.scan" and e["counts"]["changed"] > 0,
@@ -254,7 +329,7 @@ def _drift_by_hand(story: Story, *, after: int) -> int:
         click.echo(f"      live quota speech-on-gpu-west: {restored}; report: {DEMO_DIR / 'drift.md'}")
         if restored != [{"InstanceType": "ml.g5.12xlarge", "Count": 8}]:  # config/projects/speech.yaml
             raise DemoError("the scheduled scan did not restore speech's quota")
-    with step(8, "the quota made by hand for a team the tree does not know: hypergov drift finds it, "
+    with step(9, "the quota made by hand for a team the tree does not know: hypergov drift finds it, "
                  "--prune-unmanaged --yes deletes it (audited), a scan is clean"):
         listed = story.hypergov_when_free("drift")
         pruned = story.hypergov_when_free("drift", "--prune-unmanaged", "--yes")

@@ -25,6 +25,7 @@ from cli.plan import (
     report_audit,
     report_interrupted,
     to_stderr,
+    with_live_arns,
 )
 from engines.plan import Drift, Failure, StackName, split_outcomes
 from engines.settings import Settings
@@ -65,11 +66,12 @@ def compared_tree(settings: Settings, *, against: str, branch: str, repo: Path |
     if applied and where is not None:
         report = validate_files(read_tree_at(where.repo, applied, where.subdir))
         if report.ok and report.tree is not None:
-            return ComparedTree(report.tree, applied, f"the tree last applied to {branch}")
+            return ComparedTree(with_live_arns(settings, report.tree), applied, f"the tree last applied to {branch}")
         raise click.ClickException(f"the tree last applied to {branch} ({applied[:12]}) no longer validates; "
                                    "compare with the working tree: --against tree")
     commit = source_commit(where.repo, settings.config_dir) if where is not None else None
-    return ComparedTree(load_valid_tree(settings.config_dir), commit, f"the working tree at {settings.config_dir}")
+    return ComparedTree(with_live_arns(settings, load_valid_tree(settings.config_dir)), commit,
+                        f"the working tree at {settings.config_dir}")
 
 
 @click.command("drift", epilog=DRIFT_EXIT)

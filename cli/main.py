@@ -123,13 +123,14 @@ _add_stacks_group()
 
 
 def _add_engine_commands() -> None:
+    from cli.apply import apply_cmd  # the engines sit above the stacks
     from cli.audit import audit
     from cli.drift import drift_cmd
-    from cli.plan import COMMANDS  # the engines sit above the stacks
+    from cli.plan import plan_cmd
     from cli.reconcile import reconcile_cmd
     from cli.status import status_cmd
 
-    for command in (*COMMANDS, drift_cmd, reconcile_cmd, status_cmd, audit):
+    for command in (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd, status_cmd, audit):
         main.add_command(command)
 
 

@@ -28,9 +28,10 @@ from engines.terraform.runner import TerraformError
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, config_tree_id, locate_tree
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError
-from reconciler.render import apply_line, render_markdown, render_text, summary_line
+from reconciler.render import render_markdown, render_text, summary_line
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
+    from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedCluster
     from engines.protocol import Engine
     from reconciler.audit import AuditLog
 
@@ -110,20 +111,60 @@ def _plan_progress(quiet: bool) -> Callable[[StackName, Plan | Failure], None]:
     return progress
 
 
-def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
-             source_commit: str | None = None) -> tuple[list[Plan], dict[StackName, Failure], Engine]:
-    """Validate, then plan the stacks (all, in dependency order, by default): every stack's
-    plan, and the failure of every stack that could not be planned."""
+def valid_tree(settings: Settings) -> GovernanceTree:
     from hypergov.validate import InvalidTreeError, load_valid_tree
 
     try:
-        tree = load_valid_tree(settings.config_dir)
+        return load_valid_tree(settings.config_dir)
     except InvalidTreeError as exc:
         raise click.ClickException(f"{exc} {settings.config_dir}") from exc
+
+
+def planned_clusters(settings: Settings, tree: GovernanceTree, *,
+                     quiet: bool = False) -> tuple[list[PlannedCluster], ClusterExecutor | None]:
+    """The decisions on the clusters the tree declares (none declared: no AWS call)."""
+    from engines.factory import cluster_executor
+    from engines.hyperpod.cluster_executor import declared_clusters
+
+    declared = declared_clusters(tree)
+    if not declared:
+        return [], None
+    executor = cluster_executor(settings, tree, progress=None if quiet else to_stderr)
+    return executor.plan(declared), executor
+
+
+def with_live_arns(settings: Settings, tree: GovernanceTree) -> GovernanceTree:
+    """`tree` as its stacks are declared: each managed cluster with its live cluster's ARN (what
+    apply and the reconciler declare the stacks with, so that drift compares the same thing)."""
+    from engines.hyperpod.cluster_executor import live_arns, with_cluster_arns
+
+    clusters, _ = planned_clusters(settings, tree, quiet=True)
+    return with_cluster_arns(tree, live_arns(clusters)) if clusters else tree
+
+
+def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
+             source_commit: str | None = None, tree: GovernanceTree | None = None,
+             clusters: Sequence[PlannedCluster] | None = None,
+             applied: Sequence[Applied] = ()) -> tuple[list[Plan], dict[StackName, Failure], Engine]:
+    """Validate, then plan the stacks (all, in dependency order, by default): every stack's
+    plan, and the failure of every stack that could not be planned. The stacks are declared with
+    each managed cluster's live ARN (`clusters` as planned, `applied` as a first phase left them);
+    the stack of a cluster still to be created is a note: it is planned once the cluster exists."""
+    from engines.hyperpod.cluster_executor import awaiting_cluster, live_arns, with_cluster_arns
+
+    tree = tree if tree is not None else valid_tree(settings)
     names = _stacks(tree, stack_names)
-    engine = cli_engine(settings, tree, source_commit=source_commit)
-    plans, failures = split_outcomes(engine.plan_many(names, progress=_plan_progress(quiet)))
-    return plans, failures, engine
+    if clusters is None:
+        clusters, _ = planned_clusters(settings, tree, quiet=True)
+    resolved = with_cluster_arns(tree, live_arns(clusters, applied))
+    waiting = awaiting_cluster(resolved)
+    engine = cli_engine(settings, resolved, source_commit=source_commit)
+    plans, failures = split_outcomes(engine.plan_many([n for n in names if n not in waiting],
+                                                      progress=_plan_progress(quiet)))
+    by_stack = {p.stack: p for p in plans}
+    by_stack.update({n: Plan(stack=n, engine=engine.name, changes=(), source_commit=source_commit,
+                             notes=(waiting[n],)) for n in names if n in waiting})
+    return [by_stack[n] for n in names if n in by_stack], failures, engine
 
 
 def _report_failures(failures: dict[StackName, Failure]) -> None:
@@ -201,7 +242,7 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
                 settings, base_ref, trace_path, quiet=as_json, markdown_file=markdown_file,
                 terraform_max_stacks=terraform_max_stacks, reviewed_in=shared_state)
         else:
-            plans, failures, _ = plan_all(settings, stack_names, quiet=as_json)
+            plans, failures = _plan_with_clusters(settings, stack_names, quiet=as_json)
     if as_json:
         entries: list[dict[str, Any]] = [p.as_dict() for p in plans]
         entries += [{"stack": n, "error": f.as_dict()} for n, f in failures.items()]
@@ -214,6 +255,17 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     sys.exit(1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
 
 
+def _plan_with_clusters(settings: Settings, stack_names: Sequence[str], *,
+                        quiet: bool) -> tuple[list[Plan], dict[StackName, Failure]]:
+    """The declared clusters' plan (without --stack) ahead of the stacks' plans."""
+    from engines.hyperpod.cluster_executor import cluster_plan
+
+    tree = valid_tree(settings)
+    clusters, _ = planned_clusters(settings, tree, quiet=quiet)
+    plans, failures, _ = plan_all(settings, stack_names, quiet=quiet, tree=tree, clusters=clusters)
+    return ([cluster_plan(clusters)] if clusters and not stack_names else []) + plans, failures
+
+
 def _merge_request_plan(
         settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool, markdown_file: Path | None,
         terraform_max_stacks: int = TERRAFORM_MAX_STACKS,
@@ -221,8 +273,7 @@ def _merge_request_plan(
     """Plans, failures, the comment's sections above the resource tables and those below. An
     invalid head still gets its comment (the problems, file:line) before the error is raised."""
     from capacity.render import render_markdown as capacity_markdown
-    from engines.factory import cluster_executor
-    from engines.hyperpod.cluster_executor import declared_clusters
+    from engines.hyperpod.cluster_executor import awaiting_cluster, cluster_plan, live_arns, with_cluster_arns
     from hypergov.change_control import approvals_markdown, required_approvals
     from hypergov.gitsource import read_tree_at
     from hypergov.loader import LoadedFiles
@@ -259,25 +310,32 @@ def _merge_request_plan(
         raise InvalidTreeError(ValidationReport(tree=head, problems=[*head_report.problems, *removals]))
     approvals = required_approvals(base_files, head_files, base_report.tree)
     mr = scope(base_report.tree, head)
-    engine = cli_engine(settings, head)
+    clusters, _ = planned_clusters(settings, head, quiet=True)
+    arns = live_arns(clusters)  # the stacks bind to each managed cluster's live ARN
+    waiting = awaiting_cluster(with_cluster_arns(head, arns))
+    engine = cli_engine(settings, with_cluster_arns(head, arns))
     if not quiet:
         click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
                    f"{mr.affected.unchanged} unchanged", err=True)
     from engines.terraform.engine import TerraformEngine
 
-    to_plan = list(mr.affected.to_plan)
-    scanned, scan_note = _scanned_changes(settings, engine, base_report.tree, head, to_plan,
-                                          limit=terraform_max_stacks, quiet=quiet)
+    to_plan = [s for s in mr.affected.to_plan if s not in waiting]
+    scanned, scan_note = _scanned_changes(settings, engine, with_cluster_arns(base_report.tree, arns),
+                                          with_cluster_arns(head, arns), to_plan, limit=terraform_max_stacks,
+                                          quiet=quiet)
     outcomes = (engine.plan_many(to_plan, destroy=mr.affected.removed, progress=_plan_progress(quiet), scanned=scanned)
                 if scanned is not None and isinstance(engine, TerraformEngine) else
                 engine.plan_many(to_plan, destroy=mr.affected.removed, progress=_plan_progress(quiet)))
     plans, failures = split_outcomes(outcomes)
+    plans = [*([cluster_plan(clusters)] if clusters else []), *plans,
+             *(Plan(stack=s, engine=engine.name, changes=(), notes=(waiting[s],)) for s in mr.affected.to_plan
+               if s in waiting)]
     if reviewed_in is not None and not failures:
         _keep_reviewed(reviewed_in, settings, plans, scanned or {}, base_ref=base_ref, quiet=quiet)
     leading = [*leading_sections(base_report.tree, head_report), *([scan_note] if scan_note else [])]
     extra = [approvals_markdown(approvals)]
-    if declared_clusters(head):  # what the declared clusters' instance groups become, and the GPUs
-        extra.append(clusters_markdown(cluster_executor(settings, head).plan(declared_clusters(head))))
+    if clusters:  # what the declared clusters' instance groups become, and the GPUs
+        extra.append(clusters_markdown(clusters))
     if not quiet:
         click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
     if mr.capacity_changed:
@@ -336,64 +394,6 @@ def _keep_reviewed(state_dir: Path, settings: Settings, plans: Sequence[Plan],
                     method={p.stack: "live scan" if p.stack in scanned else "terraform" for p in plans})
 
 
-@click.command("apply", epilog="Exit status: 0 applied (or nothing to apply), 1 any error, failure or refusal "
-               "(usage included), 75 a reconciler pass or another apply holds the state directory.")
-@_common
-@click.option("--yes", is_flag=True, help="Apply without asking (CI, the reconciler).")
-@click.option("--no-audit", is_flag=True, help="Do not record audit records (a local experiment, never CI).")
-@cli_errors
-def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], yes: bool,
-              no_audit: bool) -> None:
-    """Plan, show the plan, and apply exactly that plan, in dependency order: the org stack, then
-    the cluster stacks side by side, then the project stacks (terraform.parallelism at a time); a
-    stack whose dependency failed is not applied. Nothing is applied when any stack fails to plan.
-
-    Before anything is applied an intent record (stacks, plan fingerprints, actions) is committed
-    on the audit branch (settings audit_branch, default hypergov/audit) of the governance
-    repository (the Git repository holding the config tree, or `audit_repo`), and after it one
-    outcome record per stack (source commit and author, what was applied or failed; never
-    attribute values); both are pushed when the repository has a remote. The governed branch,
-    the working tree and the index are never touched. Apply refuses to start when there is no
-    such repository, unless --no-audit.
-    """
-    from reconciler.audit import AuditLog, AuditRepoError, find_audit_repo
-
-    settings = load_cli_settings(settings_file, config_dir)
-    audit = None
-    if not no_audit:
-        try:
-            audit = AuditLog.from_settings(settings, find_audit_repo(settings.config_dir, settings.audit_repo))
-        except AuditRepoError as exc:
-            raise click.UsageError(str(exc)) from exc
-    with _state_lock(settings):  # never beside a reconciler pass, a plan or another apply
-        _apply(settings, stack_names, yes=yes, audit=audit)
-
-
-def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit: AuditLog | None) -> None:
-    from reconciler.audit import commit_author, source_commit
-    from reconciler.write_ahead import apply_audited
-
-    if audit is not None:
-        report_interrupted(audit)
-    commit = source_commit(audit.store.repo, settings.config_dir) if audit else None
-    plans, failures, engine = plan_all(settings, stack_names, source_commit=commit)
-    click.echo(render_text(plans), nl=False)
-    if failures:  # apply nothing of a run that could not be planned whole
-        _report_failures(failures)
-        click.echo("nothing applied: every stack must plan before any is applied", err=True)
-        sys.exit(1)
-    pending = [p for p in plans if not p.is_empty]
-    if not pending:
-        click.echo("nothing to apply")
-        return
-    if not yes and not click.confirm(f"apply {len(pending)} stack(s)?"):
-        sys.exit(1)
-    outcome = apply_audited(engine, pending, audit, source_author=commit_author(audit.store.repo, commit) if audit
-                            else None, on_done=lambda result: click.echo(apply_line(result), err=not result.ok))
-    report_audit(audit, outcome.audit_error, outcome.records)
-    sys.exit(0 if outcome.audit_error is None and all(r.ok for r in outcome.results) else 1)
-
-
 def report_interrupted(audit: AuditLog, *, say: Callable[[str], None] | None = None) -> None:
     """Record what a killed apply of this state directory left between intent and outcome (said
     on stderr, or to `say`: the reconciler daemon's event log)."""
@@ -434,6 +434,3 @@ def report_audit(audit: AuditLog | None, error: str | None, records: Sequence[di
 
 def to_stderr(line: str) -> None:
     click.echo(line, err=True)
-
-
-COMMANDS = (plan_cmd, apply_cmd)  # `hypergov drift`: cli/drift.py, `hypergov reconcile`: cli/reconcile.py

@@ -151,6 +151,7 @@ class Daemon:
 
     def run_pass(self) -> PassResult:
         from cli.plan import cli_engine
+        from engines.factory import cluster_executor
         from reconciler.reconcile import PassOptions, reconcile_once
 
         head = self._head or self.head_of()  # the loop has just read it; one pass reads it here
@@ -160,7 +161,10 @@ class Daemon:
         return reconcile_once(self.repo, self.branch, self.subdir, self.state_dir,
                               lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=self.audit(),
                               on_apply=lambda result: report_apply(log, result), stop=self.stop,
-                              options=PassOptions(fetch=None, allow_rewrite=self.allow_rewrite))
+                              options=PassOptions(fetch=None, allow_rewrite=self.allow_rewrite,
+                                                  clusters=lambda tree: cluster_executor(
+                                                      settings, tree, progress=lambda line: log.event(
+                                                          "cluster.progress", f"  {line}"))))
 
     def audit(self) -> AuditLog:
         from reconciler.audit import AuditLog

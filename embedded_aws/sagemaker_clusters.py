@@ -30,6 +30,7 @@ SETTINGS = ("VpcConfig", "Orchestrator", "NodeRecovery", "TieredStorageConfig", 
             "ClusterRole", "AutoScaling", "RestrictedInstanceGroupsConfig")
 
 CLUSTER_ID = re.compile(r"[a-z0-9]{12}")
+GONE = "Deleted"  # the end of a delete: the cluster is no longer found
 # Answers "what authentication mode has the EKS cluster with this ARN?" (None: no such cluster).
 EksAuthLookup = Callable[[str], "str | None"]
 
@@ -51,7 +52,10 @@ class HyperPodCluster(ManagedState):
 
     def __init__(self, *, name: str, cluster_id: str, account: str, region: str, partition: str,
                  request: dict[str, Any]) -> None:
-        super().__init__("sagemaker::hyperpod-cluster", [("Creating", "InService"), ("Updating", "InService")])
+        # AWS's ClusterStatus values (botocore's model); a deleted cluster passes through Deleting
+        # before DescribeCluster stops finding it ("Deleted" is this model's end, never shown).
+        super().__init__("sagemaker::hyperpod-cluster", [("Creating", "InService"), ("Updating", "InService"),
+                                                          ("Deleting", GONE)])
         self.name = name
         self.cluster_id = cluster_id
         self.arn = sagemaker_arn(partition=partition, region=region, account=account, kind="cluster",
@@ -71,6 +75,8 @@ class HyperPodCluster(ManagedState):
 
     def describe(self) -> dict[str, Any]:
         self.advance()
+        if self.status == GONE:  # the deletion ended with this look
+            raise sm_not_found(f"Cluster {self.name} not found.")
         groups = [self._group_details(spec) for spec in self.groups.values()]
         return {"ClusterArn": self.arn, "ClusterName": self.name, "ClusterStatus": self.status,
                 "CreationTime": self.created, "InstanceGroups": groups, **copy.deepcopy(self.settings)}
@@ -80,6 +86,8 @@ class HyperPodCluster(ManagedState):
                 "ClusterStatus": self.status}
 
     def update(self, request: dict[str, Any]) -> None:
+        if self.status == "Deleting":
+            raise sm_conflict(f"Cluster {self.name} is being deleted and cannot be updated.")
         specs = request.get("InstanceGroups", [])
         _check_unique_groups(specs)
         for spec in specs:
@@ -140,9 +148,15 @@ class ClusterStore:
             raise ValueError(f"cluster id {cluster_id} already belongs to another cluster")
         self.reserved_ids[name] = cluster_id
 
+    def _present(self) -> dict[str, HyperPodCluster]:
+        """The clusters that still exist: one whose delete has finished is dropped."""
+        for name in [n for n, c in self.by_name.items() if c.status == GONE]:
+            del self.by_name[name]
+        return self.by_name
+
     def create(self, request: dict[str, Any], *, eks_auth: EksAuthLookup) -> HyperPodCluster:
         name = request["ClusterName"]
-        if name in self.by_name:
+        if name in self._present():
             raise sm_in_use(f"Resource Already Exists: Cluster with name {name} already exists. "
                             "Choose a different name.")
         if not request.get("InstanceGroups") and not request.get("RestrictedInstanceGroups"):
@@ -162,21 +176,24 @@ class ClusterStore:
 
     def get(self, name_or_arn: str) -> HyperPodCluster:
         """The cluster named (or with the ARN) `name_or_arn`, or the documented ResourceNotFound."""
-        for cluster in self.by_name.values():
+        for cluster in self._present().values():
             if name_or_arn in (cluster.name, cluster.arn):
                 return cluster
         raise sm_not_found(f"Cluster {name_or_arn} not found.")
 
     def delete(self, name_or_arn: str, *, in_use_by: Callable[[str], bool]) -> HyperPodCluster:
+        """The cluster goes to Deleting; it is gone once the transition ends (see `_present`)."""
         cluster = self.get(name_or_arn)
+        if cluster.status == "Deleting":
+            raise sm_conflict(f"Cluster {cluster.name} is already being deleted.")
         if in_use_by(cluster.arn):
             raise sm_conflict(f"Cluster {cluster.name} still has compute quotas or a cluster policy; "
                               "delete them first.")
-        del self.by_name[cluster.name]
+        begin_transition(cluster, "Deleting")
         return cluster
 
     def listed(self, params: dict[str, Any]) -> list[HyperPodCluster]:
-        clusters = [c for c in self.by_name.values() if params.get("NameContains", "") in c.name]
+        clusters = [c for c in self._present().values() if params.get("NameContains", "") in c.name]
         if params.get("CreationTimeAfter"):
             clusters = [c for c in clusters if c.created > naive_utc(params["CreationTimeAfter"])]
         if params.get("CreationTimeBefore"):

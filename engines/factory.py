@@ -59,11 +59,16 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
                            adopt_with=clients, state=state, s3=s3)
 
 
-def cluster_executor(settings: Settings, tree: GovernanceTree) -> ClusterExecutor:
-    """The executor of the HyperPod clusters a tree declares, with the engine's AWS clients."""
+def cluster_executor(settings: Settings, tree: GovernanceTree, *,
+                     progress: Callable[[str], None] | None = None) -> ClusterExecutor:
+    """The executor of the HyperPod clusters a tree declares, with the engine's AWS clients;
+    `progress` hears each status the driver waits through."""
     clients = AwsClients(settings=settings.aws, partition=tree.org.model.partition if tree.org else "aws")
-    return ClusterExecutor(client_for=lambda account, region: clients.client("sagemaker", region=region,
-                                                                             account=account))
+    executor = ClusterExecutor(client_for=lambda account, region: clients.client("sagemaker", region=region,
+                                                                                 account=account))
+    if progress is not None:
+        executor.progress = progress
+    return executor
 
 
 def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,

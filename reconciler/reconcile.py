@@ -3,11 +3,14 @@
 One pass: record as `interrupted` an apply a killed process left between its intent and its
 outcome; take the branch's head commit; read its tree straight from Git (never the working copy,
 which may hold someone's unfinished edit); refuse it when it fails validation (a `rejected`
-record); plan only the stacks whose inputs changed since the last commit applied in full (every
+record; also for CLU003 against the commit applied last); create, adopt or scale the clusters
+the tree declares (`reconciler.clusters`: before the stacks, which bind to the live clusters'
+ARNs); plan only the stacks whose inputs changed since the last commit applied in full (every
 stack on the first pass, plus destroys for stacks whose source left the tree, plus the stacks an
 interrupted apply left); apply in dependency order between an `intent` and the `outcome` records
 (`reconciler.write_ahead`); remember the head as applied only when every stack succeeded, so a
-failed pass is retried from the same base next time; push the audit branch. One reconciler at a
+failed pass is retried from the same base next time (decommissions run after the stacks); push
+the audit branch. One reconciler at a
 time per state directory. A head that does not contain the commit applied last (a force-push, a
 reset) is refused ("rewritten", a `refused` record) unless the caller allows it: what was applied
 is no longer in the branch's history.
@@ -28,16 +31,27 @@ from typing import Any, Literal
 import git
 
 from engines import failpoints
-from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryError
+from engines.hyperpod.cluster_executor import (
+    CLUSTERS_STACK,
+    ClusterExecutor,
+    PlannedCluster,
+    cluster_plan,
+    declared_clusters,
+    live_arns,
+    with_cluster_arns,
+)
+from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryError, classify
 from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
 from engines.protocol import Engine
 from engines.schedule import STOPPING
 from hypergov.gitsource import RefNotFoundError, read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
+from hypergov.rules.clusters import removed_managed_clusters
 from hypergov.validate import validate_files
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
+from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
 from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.remote import is_ancestor, rewrite_refusal
 from reconciler.reviewed import differing, reviewed_plan
@@ -197,6 +211,7 @@ class PassOptions:
 
     fetch: Callable[[], object] | None = None  # called under the lock first: a remote's fetch into `repo_path`
     allow_rewrite: bool = False  # apply a head that does not contain the commit applied last
+    clusters: Callable[[GovernanceTree], ClusterExecutor] | None = None  # the declared clusters' (None: untouched)
 
 
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
@@ -244,25 +259,35 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         _remember(state_dir, branch, head)  # e.g. only files outside the tree were committed since
         return PassResult(head=head, base=base, status="up to date")
     report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
-    if not report.ok:  # never apply a tree that fails validation
-        result = PassResult(head=head, base=base, status="invalid", problems=tuple(report.problems))
-        result.records = _record_rejected(audit, repo_path, branch, head, report.problems)
+    base_tree = _valid_tree_at(repo_path, base, subdir)
+    # CLU003 against the last applied commit: a managed cluster's file gone before its decommission
+    removals = list(removed_managed_clusters(base_tree, report.tree)) if base_tree is not None else []
+    if not report.ok or removals:  # never apply a tree that fails validation
+        problems = (*report.problems, *removals)
+        result = PassResult(head=head, base=base, status="invalid", problems=problems)
+        result.records = _record_rejected(audit, repo_path, branch, head, problems)
         return result
-    engine = engine_for(report.tree, head)
-    scope = with_replan(reconcile_scope(_valid_tree_at(repo_path, base, subdir), report.tree, engine.known_stacks()),
+    author = commit_author(repo_path, head)
+    clusters = _Clusters.start(options, report.tree, audit=audit, head=head, author=author, on_apply=on_apply)
+    if clusters.ended is not None:  # a cluster change refused or failed: no stack goes past it
+        return clusters.passed(PassResult(head=head, base=base, status=clusters.ended))
+    engine = engine_for(clusters.tree, head)
+    scope = with_replan(reconcile_scope(base_tree, report.tree, engine.known_stacks()),
                         replan, head=report.tree, known=engine.known_stacks())
     plans, failures = split_outcomes(engine.plan_many(list(scope.plan), destroy=scope.destroy))
     if failures:  # apply nothing of a pass that could not be planned whole
-        return PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures)
+        return clusters.passed(PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures))
     if stop is not None and stop.is_set():
-        return PassResult(head=head, base=base, status="stopped", plans=plans)
+        return clusters.passed(PassResult(head=head, base=base, status="stopped", plans=plans))
     reviewed = reviewed_plan(state_dir, head_tree)
     refused = differing(reviewed, plans) if reviewed else {}
     applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], audit,
-                            on_done=on_apply, stop=stop, refused=refused,
-                            source_author=commit_author(repo_path, head))
+                            on_done=on_apply, stop=stop, refused=refused, source_author=author)
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
                         audit_error=applied.audit_error, audit_commit=applied.audit_commit, records=applied.records)
+    if not result.errors and not any(r.refusal == STOPPING for r in applied.results):
+        clusters.finish(audit=audit, head=head, author=author, on_apply=on_apply)  # decommissions, after the stacks
+    result = clusters.passed(result)
     if any(r.refusal == STOPPING for r in applied.results):
         result.status = "stopped"  # not remembered: the next pass plans what was left
     elif result.errors:
@@ -270,6 +295,69 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     else:
         _remember(state_dir, branch, head)
     return result
+
+
+@dataclass
+class _Clusters:
+    """The pass's declared clusters (`reconciler.clusters`): planned and the first phase applied
+    before the stacks are planned (their quotas bind to the live cluster's ARN), decommissions
+    after the stacks applied. Without `PassOptions.clusters` or a declared cluster: nothing."""
+
+    tree: GovernanceTree  # the head's tree with each managed cluster's live ARN
+    executor: ClusterExecutor | None = None
+    last: tuple[PlannedCluster, ...] = ()
+    done: list[ClustersApplied] = field(default_factory=list)
+    held: ApplyResult | None = None  # a refusal (or a busy cluster) that stops the pass before anything
+    failure: Failure | None = None  # the clusters could not be planned
+    ended: PassStatus | None = None  # the pass ends here, with this status
+
+    @classmethod
+    def start(cls, options: PassOptions, tree: GovernanceTree, *, audit: AuditLog | None, head: str,
+              author: str | None, on_apply: Callable[[ApplyResult], None] | None) -> _Clusters:
+        declared = declared_clusters(tree)
+        if options.clusters is None or not declared:
+            return cls(tree)
+        executor = options.clusters(tree)
+        try:
+            planned = executor.plan(declared)
+        except Exception as exc:  # the pass's boundary: classified, reported as the clusters' plan failure
+            return cls(tree, executor, failure=classify(exc), ended="plan failed")
+        held = held_back(planned)
+        if held is not None:
+            return cls(tree, executor, held=held, done=[ClustersApplied(cluster_plan(planned, source_commit=head),
+                                                                        held)], ended="apply failed")
+        steps = phases(planned)
+        first = apply_clusters_audited(executor, steps.first, audit=audit, source_commit=head, source_author=author)
+        run = cls(with_cluster_arns(tree, live_arns(planned, first.applied)), executor, steps.last, [first])
+        if on_apply is not None and not first.plan.is_empty:
+            on_apply(first.result)
+        if not first.result.ok or first.audit_error:
+            run.ended = "apply failed"
+        return run
+
+    def finish(self, *, audit: AuditLog | None, head: str, author: str | None,
+               on_apply: Callable[[ApplyResult], None] | None) -> None:
+        if self.executor is None or not self.last:
+            return
+        last = apply_clusters_audited(self.executor, self.last, audit=audit, source_commit=head, source_author=author)
+        self.done.append(last)
+        if on_apply is not None:
+            on_apply(last.result)
+
+    def passed(self, result: PassResult) -> PassResult:
+        """`result` with the clusters' plans, results and records (in the order they happened)."""
+        shown = [d for d in self.done if not d.plan.is_empty or d.result is self.held]
+        if self.failure is not None:
+            result.failures = {CLUSTERS_STACK: self.failure, **result.failures}
+        first, later = shown[:1], shown[1:]
+        result.plans = [*(d.plan for d in first), *result.plans, *(d.plan for d in later)]
+        result.results = [*(d.result for d in first), *result.results, *(d.result for d in later)]
+        result.records = [*(r for d in first for r in d.records), *result.records,
+                          *(r for d in later for r in d.records)]
+        errors = [d.audit_error for d in shown if d.audit_error]
+        if errors and result.audit_error is None:
+            result.audit_error = errors[0]
+        return result
 
 
 def with_replan(scope: Scope, replan: Sequence[StackName], *, head: GovernanceTree,

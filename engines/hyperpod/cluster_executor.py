@@ -8,7 +8,8 @@ merge-request comment and the audit trail read them as they read every other cha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +19,12 @@ from engines.hyperpod import cluster_driver
 from engines.hyperpod.cluster_driver import ClusterClient, ClusterPlan, LiveCluster, Waiting
 from engines.outcomes import Failure, classify
 from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
+from hypergov import naming
 from hypergov.hyperpod_requests import create_cluster_request
 from hypergov.model.tree import GovernanceTree
 
 CLUSTER_TYPE = "sagemaker:Cluster"
+CLUSTERS_STACK = StackName("hyperpod-clusters")  # the declared clusters' plan, beside the stacks' plans
 _ACTIONS = {"create": Action.CREATE, "adopt": Action.UPDATE, "scale": Action.UPDATE, "decommission": Action.DELETE,
             "none": Action.NOOP}
 
@@ -69,6 +72,7 @@ ClientFor = Callable[[str, str], ClusterClient]  # (account, region) -> SageMake
 class PlannedCluster:
     declared: DeclaredCluster
     plan: ClusterPlan
+    arn: str | None = None  # the live cluster's ARN when it was planned (None: not live)
 
 
 @dataclass
@@ -83,7 +87,7 @@ class ClusterExecutor:
             observed = cluster_driver.observe_cluster(self.client_for(item.account, item.region), item.name)
             planned.append(PlannedCluster(item, cluster_driver.plan_cluster(
                 desired=item.request, adopt=item.adopt, decommission=item.decommission, observed=observed,
-                gpus=_gpus_of(item))))
+                gpus=_gpus_of(item)), arn=observed.arn if observed else None))
         return planned
 
     def apply(self, planned: Sequence[PlannedCluster]) -> list[Applied]:
@@ -132,7 +136,7 @@ def cluster_plan(planned: Sequence[PlannedCluster], *, source_commit: str | None
     notes += tuple(f"{p.plan.name}: {'would change' if p.plan.refusal else 'changes'} {', '.join(p.plan.changed)}"
                    for p in planned if p.plan.changed and p.plan.action != "create")
     notes += tuple(f"{p.plan.name}: {p.plan.gpu_delta:+d} GPUs" for p in planned if p.plan.gpu_delta)
-    return Plan(stack=StackName("hyperpod-clusters"), engine="hyperpod", changes=tuple(
+    return Plan(stack=CLUSTERS_STACK, engine="hyperpod", changes=tuple(
         to_change(p.plan) for p in planned), source_commit=source_commit, notes=notes)
 
 
@@ -144,3 +148,38 @@ def apply_result(plan: Plan, results: Sequence[Applied]) -> ApplyResult:
     applied = tuple(by_name[p.plan.name] for p, _, failure in results if failure is None)
     failed = tuple((by_name[p.plan.name], failure) for p, _, failure in results if failure is not None)
     return ApplyResult(stack=plan.stack, applied=applied, failed=failed)
+
+
+def live_arns(planned: Sequence[PlannedCluster], applied: Sequence[Applied] = ()) -> dict[str, str]:
+    """Cluster file name -> the ARN of its live cluster: as planned, or as the apply left it (a
+    created cluster); a decommissioned one has none."""
+    arns = {p.declared.key: p.arn for p in planned if p.arn is not None}
+    arns.update({p.declared.key: live.arn for p, live, _ in applied if live is not None})
+    for p, _, failure in applied:
+        if failure is None and p.plan.action == "decommission":
+            arns.pop(p.declared.key, None)
+    return arns
+
+
+def with_cluster_arns(tree: GovernanceTree, arns: Mapping[str, str]) -> GovernanceTree:
+    """The tree as the stacks are declared from: each managed cluster that names no `hyperpod.arn`
+    carries its live cluster's (pure). SageMaker generates the ARN's last part, so for a cluster
+    hypergov creates it can only come from AWS; the tree's own ARN, when written, stays."""
+    clusters = dict(tree.clusters)
+    for key, sourced in tree.clusters.items():
+        ref = sourced.model.hyperpod
+        if ref.managed and ref.arn is None and key in arns:
+            model = sourced.model.model_copy(update={"hyperpod": ref.model_copy(update={"arn": arns[key]})})
+            clusters[key] = dataclasses.replace(sourced, model=model)
+    return dataclasses.replace(tree, clusters=clusters)
+
+
+def awaiting_cluster(tree: GovernanceTree) -> dict[str, str]:
+    """Cluster stack -> why it cannot be planned yet: a managed task-governance cluster with no
+    ARN (neither in the tree nor live) is still to be created, and its scheduler config and
+    quotas bind to the ARN SageMaker will give it (`tree` as `with_cluster_arns` returns it)."""
+    return {naming.cluster_stack(key): (f"planned once HyperPod cluster '{s.model.hyperpod.cluster_name}' is created: "
+                                      "its scheduler config and compute quotas bind to the ARN SageMaker gives it")
+            for key, s in sorted(tree.clusters.items())
+            if s.model.hyperpod.managed and not s.model.hyperpod.decommission and s.model.task_governance
+            and s.model.hyperpod.arn is None}

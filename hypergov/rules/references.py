@@ -46,10 +46,11 @@ def _org_and_clusters(tree: GovernanceTree) -> Iterator[Problem]:
 
 def _hyperpod_arn(cluster: Sourced[Cluster], region: str, account: Account | None) -> Iterator[Problem]:
     """Compute quotas and the scheduler config bind to the cluster's ARN, whose last part
-    SageMaker generates: a task-governance cluster must name it, and it must be this cluster's."""
+    SageMaker generates: a task-governance cluster must name it, and it must be this cluster's.
+    A managed cluster need not: hypergov creates (or adopts) it and reads its ARN back."""
     arn = cluster.model.hyperpod.arn
     if arn is None:
-        if cluster.model.task_governance:
+        if cluster.model.task_governance and not cluster.model.hyperpod.managed:
             yield problem(cluster.pos("hyperpod", key=True), "REF007",
                           "a cluster with task governance needs its HyperPod ARN (hyperpod.arn)",
                           f"add 'arn:' from 'aws sagemaker describe-cluster --cluster-name "

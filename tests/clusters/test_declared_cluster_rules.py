@@ -124,3 +124,19 @@ def test_removing_a_referenced_cluster_file_is_not_clu003() -> None:
     base_files = _without_trn_east_quotas(_example())
     head_files = with_files(base_files, clusters__trn_east=None)
     assert list(removed_managed_clusters(validate_files(base_files).tree, validate_files(head_files).tree)) == []
+
+
+def test_a_managed_task_governance_cluster_needs_no_arn_a_referenced_one_does() -> None:
+    """gpu-west runs task governance (its quotas bind to the cluster ARN). Declared with
+    `managed: true` and no `hyperpod.arn`, it validates: hypergov creates it and reads the ARN
+    back. Referenced (not managed) without the ARN, it is REF007 as before."""
+    from tests.clusters.cluster_files import GPU_WEST_GROUPS
+
+    managed = with_files(_example(), clusters__gpu_west=declared_cluster(GPU_WEST_GROUPS, example="gpu-west",
+                                                                         name="gpu-west"))
+    report = validate_files(managed)
+    assert report.ok, report.problems
+    assert report.tree.clusters["gpu-west"].model.hyperpod.arn is None
+    referenced = _example()["clusters/gpu-west.yaml"].decode()
+    without_arn = "\n".join(line for line in referenced.splitlines() if not line.strip().startswith("arn:"))
+    assert _rules(with_files(_example(), clusters__gpu_west=without_arn.encode())) == ["REF007"]

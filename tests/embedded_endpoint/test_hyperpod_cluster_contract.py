@@ -113,6 +113,29 @@ def test_delete_refuses_while_governed_then_deletes(sagemaker: Any, cluster_arn:
     assert error_of(sagemaker.describe_cluster, ClusterName="train")[:2] == ("ResourceNotFound", 400)
 
 
+def test_delete_goes_through_deleting_before_the_cluster_is_gone(aws: Any, sagemaker: Any, cluster_arn: str) -> None:
+    """AWS: DeleteCluster answers while the cluster is Deleting (a ClusterStatus of botocore's
+    model); Describe and List still find it then, a second delete or an update is refused, and
+    once the deletion ends Describe says ResourceNotFound."""
+    import botocore.session
+
+    statuses = botocore.session.get_session().get_service_model("sagemaker").shape_for("ClusterStatus").enum
+    assert "Deleting" in statuses
+    aws.set_transition("sagemaker::hyperpod-cluster", progression="manual", times=2)
+    try:
+        sagemaker.delete_cluster(ClusterName="train")
+        assert sagemaker.describe_cluster(ClusterName="train")["ClusterStatus"] == "Deleting"
+        listed = sagemaker.list_clusters()["ClusterSummaries"]
+        assert [(c["ClusterName"], c["ClusterStatus"]) for c in listed] == [("train", "Deleting")]
+        assert error_of(sagemaker.delete_cluster, ClusterName="train")[:2] == ("ConflictException", 400)
+        assert error_of(sagemaker.update_cluster, ClusterName="train",
+                        InstanceGroups=[group("workers", count=3)])[:2] == ("ConflictException", 400)
+        assert error_of(sagemaker.describe_cluster, ClusterName="train")[:2] == ("ResourceNotFound", 400)
+        assert sagemaker.list_clusters()["ClusterSummaries"] == []
+    finally:
+        aws.set_transition("sagemaker::hyperpod-cluster", progression="immediate")
+
+
 def _config_map_eks(client: Callable[..., Any]) -> str:
     arn: str = client("eks").create_cluster(name="legacy-eks", roleArn="arn:aws:iam::111122223333:role/eks",
                                             resourcesVpcConfig={"subnetIds": ["s"]})["cluster"]["arn"]
