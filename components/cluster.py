@@ -98,7 +98,11 @@ class ClusterGovernance(pulumi.ComponentResource):
             tags=as_tag_list(cost_tags(org, layer="cluster", cluster=(args.view.name, cluster))),  # type: ignore[arg-type]
             opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native,
                                         # AWS: a group's instance type and the orchestrator cannot change in place
-                                        replace_on_changes=["orchestrator"]))
+                                        replace_on_changes=["orchestrator"],
+                                        # A cluster that exists (hypergov's cluster phase created or adopted it:
+                                        # its live ARN is in the view) is imported, never created twice; once
+                                        # Pulumi manages it, the option is a no-op (same ID).
+                                        import_=cluster.hyperpod.arn or None))
 
     def _task_governance(self, args: ClusterGovernanceArgs) -> None:
         org, cluster = args.view.org, args.view.cluster

@@ -52,13 +52,17 @@ class GraphResource:
     inputs: Mapping[str, Any]
     depends_on: tuple[str, ...]
     property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    import_id: str | None = None  # the `import_` resource option: an existing object Pulumi adopts
 
     def as_dict(self, *, readable: bool = False) -> dict[str, Any]:
         inputs = _readable(dict(self.inputs)) if readable else dict(self.inputs)
-        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent,
+        data = {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent,
                 "custom": self.custom, "provider": self.provider, "inputs": inputs,
                 "dependsOn": list(self.depends_on),
                 "propertyDependencies": {k: list(v) for k, v in sorted(self.property_dependencies.items())}}
+        if self.import_id:  # rare (an adopted HyperPod cluster): absent otherwise, as before
+            data["importId"] = self.import_id
+        return data
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
                 inputs=_plain(clean), depends_on=tuple(sorted(set(request.dependencies))),
                 property_dependencies={k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items()
-                                       if v.urns}))
+                                       if v.urns}, import_id=request.importId or None))
         return response
 
     def graph(self) -> ResourceGraph:

@@ -72,7 +72,8 @@ def _from_json(text: str) -> ResourceGraph:
     resources = tuple(GraphResource(
         urn=r["urn"], type=r["type"], name=r["name"], parent=r["parent"], custom=r["custom"], provider=r["provider"],
         inputs=r["inputs"], depends_on=tuple(r["dependsOn"]),
-        property_dependencies={k: tuple(v) for k, v in r["propertyDependencies"].items()}) for r in data["resources"])
+        property_dependencies={k: tuple(v) for k, v in r["propertyDependencies"].items()},
+        import_id=r.get("importId")) for r in data["resources"])
     return ResourceGraph(stack=data["stack"], resources=resources)
 
 

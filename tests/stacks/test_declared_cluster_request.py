@@ -41,3 +41,31 @@ def test_nothing_is_declared_on_a_cluster_being_decommissioned() -> None:
     tree = _tree(decommission=True)
     assert [r.type for r in capture_graph(tree, "cluster-trn-east").resources
             if r.type.startswith(("aws-native:", "kubernetes:"))] == []
+
+
+def test_a_live_cluster_is_imported_by_pulumi_not_created_twice() -> None:
+    """The reconciler's cluster phase creates or adopts the cluster with boto3 before the stacks
+    (`reconciler.clusters`); the stacks are then declared from the tree with its live ARN. Pulumi's
+    `import_` option makes `pulumi up` take that cluster over (the ID of aws-native's
+    `AWS::SageMaker::Cluster` is its ClusterArn) instead of creating it a second time. A cluster not
+    created yet (no ARN) is created. What crosses the seam is the registration's `importId`."""
+    from engines.hyperpod.cluster_executor import with_cluster_arns
+
+    arn = "arn:aws:sagemaker:us-east-1:444455556666:cluster/abcdef012345"
+    tree = _tree()
+    assert tree.clusters["trn-east"].model.hyperpod.arn is None
+
+    def cluster_resource(t: GovernanceTree) -> object:
+        (resource,) = [r for r in capture_graph(t, "cluster-trn-east").resources
+                       if r.type == "aws-native:sagemaker:Cluster"]
+        return resource
+
+    assert cluster_resource(tree).import_id is None  # type: ignore[attr-defined]
+    live = with_cluster_arns(tree, {"trn-east": arn})
+    imported = cluster_resource(live)
+    assert imported.import_id == arn  # type: ignore[attr-defined]
+    assert imported.as_dict()["importId"] == arn  # type: ignore[attr-defined]
+    from engines.live.graphs import _from_json, _to_json  # the graph cache keeps it
+
+    graph = capture_graph(live, "cluster-trn-east")
+    assert _from_json(_to_json(graph)) == graph
