@@ -65,7 +65,8 @@ def cluster_executor(settings: Settings, tree: GovernanceTree, *,
     `progress` hears each status the driver waits through."""
     clients = AwsClients(settings=settings.aws, partition=tree.org.model.partition if tree.org else "aws")
     executor = ClusterExecutor(client_for=lambda account, region: clients.client("sagemaker", region=region,
-                                                                                 account=account))
+                                                                                 account=account),
+                               eks_for=lambda account, region: clients.client("eks", region=region, account=account))
     if progress is not None:
         executor.progress = progress
     return executor

@@ -14,6 +14,7 @@ exactly what would change.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -112,6 +113,38 @@ def observe_cluster(client: ClusterClient, name: str) -> LiveCluster | None:
 
 
 GpusPerInstance = Callable[[str], int]
+# EKS `accessConfig.authenticationMode` values that serve access entries (EKS API reference); HyperPod's
+# CreateCluster refuses an EKS orchestrator in CONFIG_MAP mode.
+ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
+
+
+def eks_authentication_mode(eks: Any, eks_cluster_arn: str) -> str | None:
+    """The orchestrating EKS cluster's authentication mode; None when it does not exist."""
+    try:
+        found = eks.describe_cluster(name=eks_cluster_arn.rsplit("/", 1)[-1])["cluster"]
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return None
+        raise
+    return str((found.get("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP"))
+
+
+def orchestrator_refusal(plan: ClusterPlan, *, eks_cluster_arn: str, mode: str | None) -> ClusterPlan:
+    """A create refused before anything is done when its EKS cluster is missing or cannot serve
+    access entries (pure); any other plan as it is."""
+    if plan.action != "create":
+        return plan
+    eks_name = eks_cluster_arn.rsplit("/", 1)[-1]
+    if mode is None:
+        why = f"its EKS cluster '{eks_name}' does not exist (create it first, or fix eks.cluster_name)"
+    elif mode not in ACCESS_ENTRY_MODES:
+        why = (f"its EKS cluster '{eks_name}' uses authentication mode {mode}; HyperPod needs access entries: "
+               f"aws eks update-cluster-config --name {eks_name} "
+               "--access-config authenticationMode=API_AND_CONFIG_MAP")
+    else:
+        return plan
+    return dataclasses.replace(plan, action="none", request={}, refusal=f"HyperPod cluster '{plan.name}' cannot be "
+                               f"created: {why}")
 
 
 def plan_cluster(*, desired: Mapping[str, Any], adopt: bool, decommission: bool, observed: LiveCluster | None,

@@ -80,14 +80,22 @@ class ClusterExecutor:
     client_for: ClientFor
     waiting: Waiting = field(default_factory=Waiting)
     progress: Callable[[str], None] = lambda line: None
+    # (account, region) -> EKS client: a create is refused in the plan when its EKS cluster is
+    # missing or in CONFIG_MAP mode (None: left to CreateCluster's own error at apply).
+    eks_for: Callable[[str, str], Any] | None = None
 
     def plan(self, declared: Sequence[DeclaredCluster]) -> list[PlannedCluster]:
         planned = []
         for item in declared:
             observed = cluster_driver.observe_cluster(self.client_for(item.account, item.region), item.name)
-            planned.append(PlannedCluster(item, cluster_driver.plan_cluster(
-                desired=item.request, adopt=item.adopt, decommission=item.decommission, observed=observed,
-                gpus=_gpus_of(item)), arn=observed.arn if observed else None))
+            decided = cluster_driver.plan_cluster(desired=item.request, adopt=item.adopt,
+                                                  decommission=item.decommission, observed=observed,
+                                                  gpus=_gpus_of(item))
+            if decided.action == "create" and self.eks_for is not None:
+                orchestrator = str(item.request["Orchestrator"]["Eks"]["ClusterArn"])
+                mode = cluster_driver.eks_authentication_mode(self.eks_for(item.account, item.region), orchestrator)
+                decided = cluster_driver.orchestrator_refusal(decided, eks_cluster_arn=orchestrator, mode=mode)
+            planned.append(PlannedCluster(item, decided, arn=observed.arn if observed else None))
         return planned
 
     def apply(self, planned: Sequence[PlannedCluster]) -> list[Applied]:

@@ -81,3 +81,22 @@ def test_decommission_removes_every_gpu_and_nothing_when_gone() -> None:
     live = _live(("a", "ml.p4d.24xlarge", 4), ("b", "ml.trn1.32xlarge", 2))
     assert _plan(_desired(("a", "ml.p4d.24xlarge", 4)), live, decommission=True).gpu_delta == -(4 * 8 + 2 * 16)
     assert _plan(_desired(("a", "ml.p4d.24xlarge", 4)), None, decommission=True).action == "none"
+
+
+def test_a_create_on_an_eks_cluster_without_access_entries_is_refused_before_anything() -> None:
+    """EKS's accessConfig.authenticationMode: CONFIG_MAP | API | API_AND_CONFIG_MAP; HyperPod needs
+    one of the two that serve access entries. A missing EKS cluster is refused as well; a scale of
+    a live cluster is never touched by the check."""
+    from engines.hyperpod.cluster_driver import orchestrator_refusal
+
+    eks = "arn:aws:eks:us-east-1:444455556666:cluster/e"
+    create = _plan(_desired(("g", "ml.p4d.24xlarge", 2)), None)
+    for mode in ("API", "API_AND_CONFIG_MAP"):
+        assert orchestrator_refusal(create, eks_cluster_arn=eks, mode=mode) == create
+    refused = orchestrator_refusal(create, eks_cluster_arn=eks, mode="CONFIG_MAP")
+    assert (refused.action, refused.request) == ("none", {})
+    assert "'e' uses authentication mode CONFIG_MAP" in (refused.refusal or "")
+    missing = orchestrator_refusal(create, eks_cluster_arn=eks, mode=None)
+    assert "'e' does not exist" in (missing.refusal or "")
+    scale = _plan(_desired(("g", "ml.p4d.24xlarge", 4)), _live(("g", "ml.p4d.24xlarge", 2)))
+    assert orchestrator_refusal(scale, eks_cluster_arn=eks, mode="CONFIG_MAP") == scale

@@ -54,11 +54,13 @@ def _valid(files: dict[str, bytes]) -> ValidationReport:
     return report
 
 
-def _executor(endpoint: EmbeddedAwsProcess, progress: list[str] | None = None) -> ClusterExecutor:
+def _executor(endpoint: EmbeddedAwsProcess, progress: list[str] | None = None, *,
+              check_eks: bool = True) -> ClusterExecutor:
     lines = progress if progress is not None else []
+    eks_for = (lambda account, region: endpoint.client("eks", account=account, region=region)) if check_eks else None
     return ClusterExecutor(client_for=lambda account, region: endpoint.client("sagemaker", account=account,
                                                                               region=region),
-                           waiting=FAST, progress=lines.append)
+                           waiting=FAST, progress=lines.append, eks_for=eks_for)
 
 
 def _plan(endpoint: EmbeddedAwsProcess, files: dict[str, bytes], name: str) -> PlannedCluster:
@@ -123,8 +125,17 @@ def test_an_eks_cluster_in_config_map_mode_is_refused_by_create_cluster(endpoint
     eks.create_cluster(name="old-eks", roleArn=f"arn:aws:iam::{RESEARCH}:role/old-eks",
                        resourcesVpcConfig={"subnetIds": ["subnet-0123456789abcdef0"]})
     files = with_files(example_files(), clusters__trn_old=declared_cluster(name="trn-old", eks="old-eks"))
+    # The plan reads the EKS cluster's mode and refuses before anything is done, saying the fix.
+    refused = _plan(endpoint, files, "trn-old").plan
+    assert refused.action == "none" and refused.refusal is not None
+    assert "uses authentication mode CONFIG_MAP" in refused.refusal
+    assert "--access-config authenticationMode=API_AND_CONFIG_MAP" in refused.refusal
+    # Without that check, CreateCluster itself refuses (as AWS does), per cluster, classified.
     log, _ = _audit(tmp_path)
-    _, result = apply_clusters(_executor(endpoint), [_plan(endpoint, files, "trn-old")], audit=log)
+    (unchecked,) = [p for p in _executor(endpoint, check_eks=False).plan(declared_clusters(_valid(files).tree))
+                    if p.declared.key == "trn-old"]
+    assert unchecked.plan.action == "create"
+    _, result = apply_clusters(_executor(endpoint, check_eks=False), [unchecked], audit=log)
     ((_, failure),) = result.failed
     assert "authentication mode" in failure.message
     with pytest.raises(ClientError):
