@@ -46,6 +46,13 @@ Slice = Mapping[str, "bool | Slice"]  # field -> True (the whole value) or the s
 ORG_ONLY: Slice = {"trusted_external_accounts": True, "personas": {
     "PlatformAdministrator": True, "ProjectLead": {"ceiling": True}, "Engineer": {"ceiling": True},
     "Viewer": {"ceiling": True}}}
+# The org component reads the Platform Administrator persona only (its role in every account); the
+# others' policies and every ceiling are the projects' and validation's.
+ORG_STACK_AWAY: Slice = {"trusted_external_accounts": True, "personas": {
+    "ProjectLead": True, "Engineer": True, "Viewer": True}}
+# The cluster components read no persona at all (they declare the scheduler config, the quotas and,
+# in plain-EKS mode, Kueue objects): an org-wide persona edit replans the projects, not the clusters.
+CLUSTER_ONLY_AWAY: Slice = {**ORG_ONLY, "personas": True}
 ORG_STACK_PROJECT: Slice = {"cost_centre": True}
 ORG_STACK_CLUSTER: Slice = {"account": True, "region": True, "eks": {"cluster_name": True}}
 CLUSTER_STACK_TEAM: Slice = {"quotas": True, "fair_share_weight": True, "preempt_own_lower_priority": True,
@@ -161,7 +168,7 @@ class OrgView:
 
 @dataclass(frozen=True)
 class ClusterView:
-    org: Organization  # without ORG_ONLY
+    org: Organization  # without CLUSTER_ONLY_AWAY (no personas)
     name: str
     cluster: Cluster
     teams: Mapping[str, Project]  # sliced: CLUSTER_STACK_TEAM, quotas on this cluster only
@@ -227,16 +234,16 @@ def stack_view(tree: GovernanceTree, kind: StackKind, subject: str) -> StackView
         raise ValueError("a tree without an org has no stacks")
     org = tree.org.model
     if kind == "org":
-        return OrgView(org=org,
+        return OrgView(org=without(org, ORG_STACK_AWAY),
                        projects={t: org_stack_project(p.model) for t, p in sorted(tree.projects.items())},
                        clusters={c: keep_only(m.model, ORG_STACK_CLUSTER) for c, m in sorted(tree.clusters.items())})
-    shared_org = without(org, ORG_ONLY)
     if kind == "cluster":
         cluster = tree.clusters[subject].model
         on_cluster = {t: p.model for t, p in sorted(tree.projects.items()) if subject in p.model.quotas}
         teams = {t: team_on_cluster(p, subject) for t, p in on_cluster.items()}
-        return ClusterView(org=shared_org, name=subject, cluster=cluster, teams=teams,
+        return ClusterView(org=without(org, CLUSTER_ONLY_AWAY), name=subject, cluster=cluster, teams=teams,
                            quotas={t: effective_quota(t, p, subject, cluster) for t, p in on_cluster.items()})
+    shared_org = without(org, ORG_ONLY)
     project = tree.projects[subject].model
     clusters = {c: tree.clusters[c].model for c in sorted(project.quotas) if c in tree.clusters}
     workloads = {cls: wl.model for (team, cls), wl in sorted(tree.workloads.items()) if team == subject}

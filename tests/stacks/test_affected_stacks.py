@@ -38,8 +38,13 @@ BASE = example_files()
     pytest.param(_edit("clusters/trn-east.yaml", b"weight: 20", b"weight: 30"),
                  ("cluster-trn-east", "project-nlp", "project-research"), id="cluster-touches-its-teams"),
     pytest.param(_edit("org.yaml", b"deny: [s3:Put*, s3:Delete*]", b"deny: [s3:Put*]"),
-                 ("org",), id="ceiling-is-validation-only"),
+                 (), id="ceiling-is-validation-only"),
     pytest.param(_edit("org.yaml", b"      - fsx:*\n", b""), ("org",), id="platform-admin-policy-touches-only-org"),
+    # Every project's view holds the personas' policies (recsys, with no Viewer, is planned and
+    # shows nothing); neither the org component nor a cluster's reads a Viewer's policy.
+    pytest.param(_edit("org.yaml", b"  Viewer:\n    actions:\n", b"  Viewer:\n    actions:\n      - sagemaker:ListTags\n"),
+                 ("project-nlp", "project-recsys", "project-research", "project-speech", "project-vision"),
+                 id="persona-policy-touches-projects-not-clusters"),
     pytest.param(_edit("clusters/trn-east.yaml", b"cluster_name: trn-east-eks", b"cluster_name: trn-east-eks2"),
                  ("org", "cluster-trn-east", "project-nlp", "project-research"),
                  id="eks-name-touches-platform-admin-access"),
