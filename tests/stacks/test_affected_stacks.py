@@ -42,7 +42,8 @@ BASE = example_files()
     pytest.param(_edit("org.yaml", b"      - fsx:*\n", b""), ("org",), id="platform-admin-policy-touches-only-org"),
     # Every project's view holds the personas' policies (recsys, with no Viewer, is planned and
     # shows nothing); neither the org component nor a cluster's reads a Viewer's policy.
-    pytest.param(_edit("org.yaml", b"  Viewer:\n    actions:\n", b"  Viewer:\n    actions:\n      - sagemaker:ListTags\n"),
+    pytest.param(_edit("org.yaml", b"  Viewer:\n    actions:\n",
+                       b"  Viewer:\n    actions:\n      - sagemaker:ListTags\n"),
                  ("project-nlp", "project-recsys", "project-research", "project-speech", "project-vision"),
                  id="persona-policy-touches-projects-not-clusters"),
     pytest.param(_edit("clusters/trn-east.yaml", b"cluster_name: trn-east-eks", b"cluster_name: trn-east-eks2"),
