@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import importlib
 import json
 import os
@@ -48,6 +49,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("render Markdown", "cli.plan", "render_markdown"),
 )
 MAIN = "command (after start-up)"
+GC = "garbage collection pauses (this process, all threads)"
 
 _totals: dict[str, float] = defaultdict(float)
 _calls: dict[str, int] = defaultdict(int)
@@ -67,7 +69,22 @@ def _timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _gc_timer() -> Callable[[str, dict[str, Any]], None]:
+    """A `gc.callbacks` hook summing the collector's pauses, which stop every thread of the process."""
+    started: list[float] = []
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            with _lock:
+                _totals[GC] += time.perf_counter() - started.pop()
+                _calls[GC] += 1
+    return on_gc
+
+
 def _install() -> None:
+    gc.callbacks.append(_gc_timer())
     for label, module_name, attribute in PHASES:
         owner: Any = importlib.import_module(module_name)
         *path, name = attribute.split(".")
@@ -78,7 +95,7 @@ def _install() -> None:
 
 def _write(target: str, started: float) -> None:
     phases = {label: {"s": round(_totals[label], 4), "calls": _calls[label]} for label in dict.fromkeys(
-        [*(p[0] for p in PHASES), MAIN]) if _calls[label]}
+        [*(p[0] for p in PHASES), MAIN, GC]) if _calls[label]}
     with open(target, "w") as out:
         json.dump({"phases": phases, "setup_s": round(started, 4)}, out, indent=2)
 

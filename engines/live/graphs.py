@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from hypergov.gc_tuning import bulk_work, tune_for_bulk_process
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import StackView, fingerprint, stack_view
 from stacks.graph import GraphResource, ResourceGraph, capture_view
@@ -100,11 +101,12 @@ def stack_graphs(tree: GovernanceTree, specs: Sequence[StackSpec], cache_dir: Pa
                 pass
     misses = [(views[n], n, assume_role_name) for n in views if n not in graphs]
     if len(misses) <= IN_PROCESS_MAX or (workers or os.cpu_count() or 1) == 1 or not _can_spawn():
-        captured = [_capture(m) for m in misses]
+        with bulk_work():
+            captured = [_capture(m) for m in misses]
     else:
         # spawn, not fork: a fork of a process with threads (a pytest worker, a daemon with a webhook
         # listener) can copy a held lock into the child, which then never starts.
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count(),
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), initializer=tune_for_bulk_process,
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
             captured = list(pool.map(_capture, misses, chunksize=max(1, len(misses) // 32)))
     for graph in captured:

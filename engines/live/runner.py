@@ -23,6 +23,7 @@ from engines.kube import KubeApi
 from engines.live.desired import DesiredKubeObject, DesiredObject
 from engines.live.items import DriftItem, LiveScan, ScanFailure
 from engines.outcomes import Failure, guarded
+from hypergov.gc_tuning import bulk_work
 from hypergov.model.tree import GovernanceTree
 from stacks.spec import StackSpec
 
@@ -132,7 +133,7 @@ def run_units(units: Sequence[ScanUnit], client_for: ServiceClientFor, *, stacks
             return unit.read(client, calls)
 
     workers = max(1, min(len(units), concurrency * max(1, len(gates))))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with bulk_work(), ThreadPoolExecutor(max_workers=workers) as pool:
         outcomes = list(pool.map(lambda u: (u, guarded(work, u)), units))
     items: list[DriftItem] = []
     failures: list[ScanFailure] = []
