@@ -27,6 +27,7 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from engines.live.hyperpod import governed_clusters
 from engines.live.items import LiveScan
 from engines.live.runner import DEFAULT_CONCURRENCY, ScanContext
 from engines.live.scan import SERVICES, scan_context, scan_with
+from engines.settings import Settings, load_settings
 from hypergov.model.tree import GovernanceTree
 from hypergov.tree_files import write_tree_dir
 from hypergov.validate import validate_files
@@ -90,22 +92,30 @@ def measured_scan(context: ScanContext, endpoint: EmbeddedAwsProcess,
     return scan, where
 
 
+def sampled_projects(stacks: Sequence[str], sample: int) -> list[str]:
+    """`sample` project stacks spread evenly over `stacks` (the baseline's terraform sample)."""
+    projects = [s for s in stacks if s.startswith("project-")]
+    return [projects[i * len(projects) // sample] for i in range(sample)]
+
+
+def baseline_settings(endpoint_url: str, state_dir: Path) -> Settings:
+    """The terraform engine's settings for a baseline on the embedded endpoint at `endpoint_url`."""
+    return load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={
+        "engine": "terraform", "aws.endpoint_url": endpoint_url, "aws.max_retries": 3, "state_dir": str(state_dir)})
+
+
 def refresh_baseline(tree: GovernanceTree, config: Path, context: ScanContext, sample: int,
                      state_dir: Path) -> dict[str, Any]:
     """Apply `sample` project stacks through the terraform engine on a fresh endpoint, then time
     their refresh-only plans; extrapolated to every stack with terraform state."""
     from engines.factory import terraform_engine
     from engines.plan import Failure, Plan, StackName
-    from engines.settings import load_settings
 
     with_state = sorted({o.stack for o in context.desired})  # stacks whose objects terraform holds
-    projects = [s for s in with_state if s.startswith("project-")]
-    chosen = [StackName(projects[i * len(projects) // sample]) for i in range(sample)]
+    chosen = [StackName(s) for s in sampled_projects(with_state, sample)]
     os.environ.update(CREDENTIALS)
     with EmbeddedAwsProcess(seed_config=config) as endpoint:
-        settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={
-            "engine": "terraform", "aws.endpoint_url": endpoint.endpoint_url, "aws.max_retries": 3,
-            "state_dir": str(state_dir)})
+        settings = baseline_settings(endpoint.endpoint_url, state_dir)
         engine = terraform_engine(settings, tree, environ={**os.environ, **CREDENTIALS})
         start = time.perf_counter()
         planned = engine.plan_many(chosen)

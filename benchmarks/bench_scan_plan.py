@@ -39,7 +39,7 @@ from typing import Any
 import git
 import yaml
 
-from benchmarks.bench_drift import CREDENTIALS, org_tree
+from benchmarks.bench_drift import CREDENTIALS, baseline_settings, org_tree, sampled_projects
 from benchmarks.bench_mr import PHASED, command_env, run_command, write_settings
 from benchmarks.common import org_size_arguments, print_table, quick_sizes, write_results
 from benchmarks.live_seed import SEED_THREADS, client_config, seed_live_state
@@ -143,15 +143,11 @@ def terraform_baseline(base: GovernanceTree, head: GovernanceTree, config: Path,
     the branch's tree for them; extrapolated to every affected stack."""
     from engines.factory import terraform_engine
     from engines.plan import Failure, Plan, StackName
-    from engines.settings import load_settings
 
-    projects = [s for s in stacks if s.startswith("project-")]
-    chosen = [StackName(projects[i * len(projects) // sample]) for i in range(sample)]
+    chosen = [StackName(s) for s in sampled_projects(stacks, sample)]
     os.environ.update(CREDENTIALS)
     with EmbeddedAwsProcess(seed_config=config) as endpoint:
-        settings = load_settings(environ={"HYPERGOV_SETTINGS": "/nonexistent"}, overrides={
-            "engine": "terraform", "aws.endpoint_url": endpoint.endpoint_url, "aws.max_retries": 3,
-            "state_dir": str(state_dir)})
+        settings = baseline_settings(endpoint.endpoint_url, state_dir)
         env = {**os.environ, **CREDENTIALS}
         engine = terraform_engine(settings, base, environ=env)
         planned = engine.plan_many(chosen)

@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -238,58 +238,33 @@ def _story(story: Story) -> None:
 
 def _merge_request(story: Story) -> str:
     """Step 5: a branch raising vision's p5 quota, planned as a merge request's CI would."""
-    admin = story.admin
     with step(5, "a merge request raises vision's quota on gpu-west (12 -> 16 ml.p5.48xlarge): hypergov plan "
                  "--base main (Markdown with the governance summary and the capacity impact)"):
-        admin.git.checkout("-b", "vision-more-p5")
-        target = Path(admin.working_dir) / "config" / "projects" / "vision.yaml"
-        target.write_text(target.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 16"))
-        admin.index.add(["config/projects/vision.yaml"])
-        admin.index.commit("vision: four more p5 instances on gpu-west", author=ADMIN, committer=ADMIN)
-        markdown = DEMO_DIR / "mr.md"
-        planned = story.hypergov("plan", "--base", "main", "--markdown", str(markdown), "--private-state", show=6)
-        if planned.returncode != 2:
-            raise DemoError(f"hypergov plan exited {planned.returncode}, not 2 (changes planned)")
-        click.echo(f"      merge-request comment ({markdown}):")
-        for line in markdown.read_text().splitlines():
+        markdown = _propose(story, branch="vision-more-p5", path="config/projects/vision.yaml",
+                            edit=lambda text: text.replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 16"),
+                            message="vision: four more p5 instances on gpu-west", markdown="mr.md", show=6)
+        click.echo(f"      merge-request comment ({DEMO_DIR / 'mr.md'}):")
+        for line in markdown.splitlines():
             click.echo(f"      | {line}")
-        admin.git.checkout("main")
-        admin.git.merge("--no-ff", "-m", "Merge vision-more-p5: four more p5 instances", "vision-more-p5")
-        admin.remote("origin").push("main:main").raise_if_error()
-        click.echo(f"      merged and pushed: main @ {admin.head.commit.hexsha[:12]}")
-        return admin.head.commit.hexsha
+        return _merge(story, branch="vision-more-p5", title="four more p5 instances")
 
 
 def _scale_merge_request(story: Story, *, after: int) -> int:
     """Step 7: a merge request scales trn-east's p4d group 8 -> 12; its plan shows the GPUs gained
     (AWS: 8 A100 per ml.p4d.24xlarge, so +32) and the capacity impact; merged, the daemon sends
     the UpdateCluster and DescribeCluster says 12."""
-    admin = story.admin
     with step(7, "a merge request scales trn-east's p4d instance group 8 -> 12: the plan shows the GPU and "
                  "capacity gain; merged, the daemon applies it (checked with DescribeCluster)"):
-        admin.git.checkout("-b", "trn-east-more-p4d")
-        target = Path(admin.working_dir) / "config" / "clusters" / "trn-east.yaml"
-        doc = yaml.safe_load(target.read_text())
-        (p4d,) = [g for g in doc["hyperpod"]["instance_groups"] if g["instance_type"] == "ml.p4d.24xlarge"]
-        p4d["instance_count"] = 12
-        target.write_text(yaml.safe_dump(doc, sort_keys=False))
-        admin.index.add(["config/clusters/trn-east.yaml"])
-        admin.index.commit("trn-east: four more p4d instances", author=ADMIN, committer=ADMIN)
-        markdown = DEMO_DIR / "mr-scale.md"
-        planned = story.hypergov("plan", "--base", "main", "--markdown", str(markdown), "--private-state", show=4)
-        if planned.returncode != 2:
-            raise DemoError(f"hypergov plan exited {planned.returncode}, not 2 (changes planned)")
-        shown = _section(markdown.read_text(), "### HyperPod clusters")
-        click.echo(f"      merge-request comment ({markdown}), its HyperPod clusters section:")
+        markdown = _propose(story, branch="trn-east-more-p4d", path="config/clusters/trn-east.yaml",
+                            edit=_scaled_p4d, message="trn-east: four more p4d instances", markdown="mr-scale.md",
+                            show=4)
+        shown = _section(markdown, "### HyperPod clusters")
+        click.echo(f"      merge-request comment ({DEMO_DIR / 'mr-scale.md'}), its HyperPod clusters section:")
         for line in shown:
             click.echo(f"      | {line}")
         if not any("| 8 -> 12 | +32 |" in line for line in shown):
             raise DemoError("the merge-request plan does not show the p4d group's 8 -> 12 (+32 GPUs)")
-        admin.git.checkout("main")
-        admin.git.merge("--no-ff", "-m", "Merge trn-east-more-p4d: four more p4d instances", "trn-east-more-p4d")
-        admin.remote("origin").push("main:main").raise_if_error()
-        merged = admin.head.commit.hexsha
-        click.echo(f"      merged and pushed: main @ {merged[:12]}")
+        merged = _merge(story, branch="trn-east-more-p4d", title="four more p4d instances")
         at, _ = story.wait_pass(merged, after=after)
         live = story.endpoint.client("sagemaker", account=TRN_EAST_ACCOUNT, region="us-east-1").describe_cluster(
             ClusterName="trn-east")
@@ -298,6 +273,41 @@ def _scale_merge_request(story: Story, *, after: int) -> int:
         if counts.get("p4d-24xlarge") != 12 or live["ClusterStatus"] != "InService":
             raise DemoError("the merged scale was not applied to trn-east")
     return at
+
+
+def _scaled_p4d(text: str) -> str:
+    doc = yaml.safe_load(text)
+    (p4d,) = [g for g in doc["hyperpod"]["instance_groups"] if g["instance_type"] == "ml.p4d.24xlarge"]
+    p4d["instance_count"] = 12
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _propose(story: Story, *, branch: str, path: str, edit: Callable[[str], str], message: str, markdown: str,
+             show: int) -> str:
+    """A merge request as a project lead opens it and CI plans it: `edit` of one file committed on
+    `branch`, then `hypergov plan --base main --markdown` (exit 2: changes); the comment's text."""
+    admin = story.admin
+    admin.git.checkout("-b", branch)
+    target = Path(admin.working_dir) / path
+    target.write_text(edit(target.read_text()))
+    admin.index.add([path])
+    admin.index.commit(message, author=ADMIN, committer=ADMIN)
+    comment = DEMO_DIR / markdown
+    planned = story.hypergov("plan", "--base", "main", "--markdown", str(comment), "--private-state", show=show)
+    if planned.returncode != 2:
+        raise DemoError(f"hypergov plan exited {planned.returncode}, not 2 (changes planned)")
+    return comment.read_text()
+
+
+def _merge(story: Story, *, branch: str, title: str) -> str:
+    """The reviewed branch merged into main and pushed; the merge commit."""
+    admin = story.admin
+    admin.git.checkout("main")
+    admin.git.merge("--no-ff", "-m", f"Merge {branch}: {title}", branch)
+    admin.remote("origin").push("main:main").raise_if_error()
+    merged: str = admin.head.commit.hexsha
+    click.echo(f"      merged and pushed: main @ {merged[:12]}")
+    return merged
 
 
 def _section(markdown: str, heading: str) -> list[str]:
