@@ -31,9 +31,9 @@ from pydantic import BaseModel
 
 from hypergov import naming
 from hypergov.hyperpod_requests import compute_quota_request, scheduler_config_request
+from hypergov.model import partitions
 from hypergov.model.cluster import Cluster
 from hypergov.model.org import Organization
-from hypergov.model import partitions
 from hypergov.model.project import ClusterQuota, Project, QuotaAmount, SharingStrategy
 from hypergov.model.tree import GovernanceTree
 from hypergov.model.workload import WorkloadClass
