@@ -21,49 +21,8 @@ from engines.live import hyperpod_read
 from engines.live.hyperpod import GovernedCluster, governed_clusters
 from engines.live.items import AttributeDrift, DriftItem
 from engines.live.runner import CallCounter
-from hypergov.validate import validate_files
 from stacks.spec import plan_stacks
-from tests.example_tree import example_files
-
-VISION = """description: Computer-vision foundation models
-members:
-  ProjectLead: [arn:aws:iam::111122223333:role/vision-lead]
-cost_centre: CC-1042
-budget: {monthly_usd: 250000}
-tags: {Owner: vision-team, Environment: production}
-quotas:
-  gpu-west:
-    instances:
-      ml.p5.48xlarge: 10
-    resources:
-      ml.g5.12xlarge: {accelerators: 8}
-    sharing: LendAndBorrow
-    borrow_limit_percent: 50
-    absolute_borrow_limits:
-      ml.p5.48xlarge: {accelerators: 16}
-      ml.g5.12xlarge: {instances: 1}
-fair_share_weight: 30
-allowed_priority_classes: [training, experimentation]
-"""
-RECSYS_QUOTA = """quotas:
-  gpu-west:
-    instances:
-      ml.g5.12xlarge: 4
-    resources:
-      ml.p5.48xlarge: {partition: {profile: mig-1g.10gb, count: 14}}
-"""
-
-
-def tree_with_new_fields() -> Any:
-    files = example_files()
-    files["projects/vision.yaml"] = VISION.encode()
-    recsys = files["projects/recsys.yaml"].decode()
-    start = recsys.index("quotas:")
-    end = recsys.index("    sharing:", start)
-    files["projects/recsys.yaml"] = (recsys[:start] + RECSYS_QUOTA + recsys[end:]).encode()
-    report = validate_files(files)
-    assert report.ok, report.problems
-    return report.tree
+from tests.quota_fields_tree import tree_with_new_fields
 
 
 @pytest.fixture(scope="module")
