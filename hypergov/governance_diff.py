@@ -238,6 +238,19 @@ _PROJECT_EXPLICIT = {"quotas", "members", "extra_permissions", "budget", "fair_s
                      "allowed_priority_classes"}
 
 
+# Quota fields the explicit quota and sharing rows do not show: listed as field changes.
+_QUOTA_FIELDS = {"resources", "absolute_borrow_limits"}
+
+
+def _project_fields(project: Project) -> dict[str, Any]:
+    """The project's fields shown as plain field changes: everything without its own row, and of
+    each quota its finer-unit guarantees and absolute borrow limits."""
+    fields = project.model_dump(mode="json", exclude=_PROJECT_EXPLICIT)
+    quotas = {c: q.model_dump(mode="json", include=_QUOTA_FIELDS, exclude_none=True)
+              for c, q in sorted(project.quotas.items())}
+    return {**fields, "quotas": {c: q for c, q in quotas.items() if any(q.values())}}
+
+
 def _project_diff(name: str, base: GovernanceTree, head: GovernanceTree,
                   workloads: tuple[WorkloadClassDiff, ...]) -> ProjectDiff | None:
     before = base.projects[name].model if name in base.projects else None
@@ -259,8 +272,8 @@ def _project_diff(name: str, base: GovernanceTree, head: GovernanceTree,
             after.extra_permissions.of(persona) if after else (), persona)),
         budget=_budget_change(before, after),
         workload_classes=workloads,
-        fields=_field_changes(before.model_dump(mode="json", exclude=_PROJECT_EXPLICIT) if before else None,
-                              after.model_dump(mode="json", exclude=_PROJECT_EXPLICIT) if after else None),
+        fields=_field_changes(_project_fields(before) if before else None,
+                              _project_fields(after) if after else None),
     )
     # the models differ, yet nothing HyperPod applies does: a default written out or left out
     return None if diff.status == "changed" and not _any_change(diff) else diff
