@@ -1,5 +1,5 @@
 """The merge-request governance diff shows the newer quota fields: an absolute borrow limit or a
-MIG partition count edited alone is a change of the project (field paths as the tree spells
+finer-unit guarantee edited alone is a change of the project (field paths as the tree spells
 them), not "nothing HyperPod applies changed"."""
 
 from __future__ import annotations
