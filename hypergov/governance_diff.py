@@ -172,6 +172,7 @@ def diff_governance(base: GovernanceTree, head: GovernanceTree) -> GovernanceDif
     projects = tuple(p for name in sorted(set(base.projects) | set(head.projects))
                      if (p := _project_diff(name, base, head, workloads.get(name, ()))) is not None)
     touched = {q.cluster for p in projects for q in p.quotas}
+    touched |= {f.path.split(".")[1] for p in projects for f in p.fields if f.path.startswith("quotas.")}
     clusters = tuple(c for name in sorted(set(base.clusters) | set(head.clusters))
                      if (c := _cluster_diff(name, base, head, guarantees_changed=name in touched)) is not None)
     return GovernanceDiff(org=_org_diff(base, head), clusters=clusters, projects=projects)
@@ -349,7 +350,9 @@ _CLUSTER_EXPLICIT: dict[str, Any] = {"capacity": True, "scheduler": {"priority_c
 
 
 def guaranteed_gpus(tree: GovernanceTree, cluster: str) -> int | None:
-    """The GPUs every team together is guaranteed on `cluster` (0 when it is not in the tree)."""
+    """The GPUs every team together is guaranteed on `cluster` (0 when it is not in the tree):
+    whole instances times their GPUs, plus guarantees given in accelerators (MIG partitions, vCPU
+    and memory are no whole GPUs)."""
     model = _cluster_model(tree, cluster)
     total = 0
     for project in tree.projects.values():
@@ -359,6 +362,7 @@ def guaranteed_gpus(tree: GovernanceTree, cluster: str) -> int | None:
             if gpus is None:
                 return None
             total += gpus
+        total += sum(a.accelerators or 0 for a in (quota.resources.values() if quota else ()))
     return total
 
 

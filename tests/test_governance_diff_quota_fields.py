@@ -47,3 +47,16 @@ def test_a_guarantee_in_accelerators_changed_shows_both_values() -> None:
     (project,) = diff_of(edit, base_edit=base).projects
 
     assert project.fields == (FieldChange("quotas.gpu-west.resources.ml.g5.12xlarge.accelerators", "4", "6"),)
+
+
+def test_guarantees_in_accelerators_count_in_the_clusters_guaranteed_gpus() -> None:
+    # the example tree guarantees 272 GPUs on gpu-west (tests/test_governance_diff.py); vision's
+    # 8 g5.12xlarge accelerators come on top
+    def edit(files: Files) -> None:
+        replace(files, VISION, "    sharing: LendAndBorrow\n",
+                "    resources:\n      ml.g5.12xlarge: {accelerators: 8}\n    sharing: LendAndBorrow\n")
+
+    (cluster,) = diff_of(edit).clusters
+
+    assert cluster.guaranteed_gpus is not None
+    assert (cluster.guaranteed_gpus.before, cluster.guaranteed_gpus.after) == (272, 280)
