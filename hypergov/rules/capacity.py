@@ -111,27 +111,32 @@ def max_job_gpus(cluster: Cluster, quota: ClusterQuota, instance_types: set[str]
     has. MIG partitions, vCPU and memory are no whole GPUs."""
     borrows = effective_sharing(quota, cluster) == "LendAndBorrow"
     guarantees = quota.guarantees()
+    limits = quota.absolute_borrow_limits if borrows else {}
+    pct = quota.effective_borrow_limit_percent() if borrows else 0
     best = 0
-    for itype in sorted({*guarantees, *(quota.absolute_borrow_limits if borrows else {})}):
-        if instance_types and itype not in instance_types:
-            continue
+    for itype in sorted({*guarantees, *limits}):
         cap = cluster.capacity.get(itype)
-        if cap is None:
+        if cap is None or (instance_types and itype not in instance_types):
             continue
         per = cluster.accelerators(itype) or 0
-        amount = guarantees.get(itype)
-        limit = quota.absolute_borrow_limits.get(itype) if borrows else None
-        pct = quota.effective_borrow_limit_percent() if borrows else 0
-        if amount is not None and amount.instances is not None and limit is None:
-            reachable = min(amount.instances + amount.instances * pct // 100, cap.instances) * per
+        own, limit = guarantees.get(itype), limits.get(itype)
+        if own is not None and own.instances is not None and limit is None:
+            # whole instances borrow whole instances
+            reachable = min(own.instances + own.instances * pct // 100, cap.instances) * per
         else:
-            own = amount.instances * per if amount and amount.instances is not None else (
-                amount.accelerators or 0 if amount else 0)
-            extra = own * pct // 100 if limit is None else (
-                limit.instances * per if limit.instances is not None else limit.accelerators or 0)
-            reachable = min(own + extra, cap.instances * per)
+            mine = _whole_gpus(own, per)
+            extra = mine * pct // 100 if limit is None else _whole_gpus(limit, per)
+            reachable = min(mine + extra, cap.instances * per)
         best = max(best, reachable)
     return best
+
+
+def _whole_gpus(amount: QuotaAmount | None, per_instance: int) -> int:
+    if amount is None:
+        return 0
+    if amount.instances is not None:
+        return amount.instances * per_instance
+    return amount.accelerators or 0
 
 
 def _workload_admissible(tree: GovernanceTree) -> Iterator[Problem]:
