@@ -1,6 +1,7 @@
 """A variant of the example tree whose gpu-west quotas use the newer quota fields: vision gives
 whole p5 instances, g5 accelerators and absolute borrow limits (one in accelerators, one in
-instances); recsys gives g5 instances and p5 MIG partitions. It validates clean."""
+instances); recsys gives g5 instances and p5 MIG partitions; speech gives g5 in vCPUs and memory
+(its serving class, bound in GPUs, is left out: a vCPU quota holds no GPU). It validates clean."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ def tree_with_new_fields() -> GovernanceTree:
     start = recsys.index("quotas:")
     end = recsys.index("    sharing:", start)
     files["projects/recsys.yaml"] = (recsys[:start] + RECSYS_QUOTA + recsys[end:]).encode()
+    speech = files["projects/speech.yaml"].decode()
+    in_vcpu = "    resources:\n      ml.g5.12xlarge: {vcpu: 96, memory_gib: 384}\n"
+    files["projects/speech.yaml"] = speech.replace("    instances:\n      ml.g5.12xlarge: 8\n", in_vcpu).encode()
+    del files["workloads/speech/serving.yaml"]
     report = validate_files(files)
     assert report.ok, report.problems
     return report.tree

@@ -67,3 +67,13 @@ def test_a_cluster_with_idle_resource_sharing_off_writes_disabled_and_lends_noth
     assert config["IdleResourceSharing"] == "Disabled"
     # HyperPod lends and borrows nothing then: DontLend, and no limit of either kind is sent
     assert vision == {"Strategy": "DontLend"}
+
+
+def test_vcpu_and_memory_are_sent_as_given() -> None:
+    tree = tree_with_new_fields()
+    view = stack_view(tree, "cluster", "gpu-west")
+    assert isinstance(view, ClusterView)
+
+    speech = view.quotas["speech"].request(cluster_arn="arn")["ComputeQuotaConfig"]["ComputeQuotaResources"]
+
+    assert speech == [{"InstanceType": "ml.g5.12xlarge", "VCpu": 96, "MemoryInGiB": 384}]
