@@ -37,7 +37,7 @@ def _guarantees_fit(tree: GovernanceTree) -> Iterator[Problem]:
         if found is None or itype not in found.model.capacity:
             continue  # reported by the reference rules
         capacity = found.model.capacity[itype].instances
-        shares = [(t, a, instance_share(found.model, itype, a) or Fraction(0)) for t, a in teams]
+        shares = [(t, a, instance_share(found.model, instance_type=itype, amount=a) or Fraction(0)) for t, a in teams]
         total = sum((s for _, _, s in shares), Fraction(0))
         if total <= capacity:
             continue

@@ -25,8 +25,8 @@ from fractions import Fraction
 from hypergov.model import partitions
 from hypergov.model.cluster import Cluster
 from hypergov.model.instance_specs import instance_spec
-from hypergov.model.project import AcceleratorPartition, ClusterQuota, QuotaAmount
-from hypergov.model.tree import GovernanceTree
+from hypergov.model.project import AcceleratorPartition, ClusterQuota, Project, QuotaAmount
+from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, Severity
 from hypergov.rules.base import problem
 from hypergov.rules.clusters import capacity_pos
@@ -55,7 +55,7 @@ def describe(amount: QuotaAmount) -> str:
     return " + ".join(parts)
 
 
-def instance_share(cluster: Cluster, instance_type: str, amount: QuotaAmount) -> Fraction | None:
+def instance_share(cluster: Cluster, *, instance_type: str, amount: QuotaAmount) -> Fraction | None:
     """How many instances of `instance_type` the amount takes: the largest of its parts, each
     divided by what one instance has (a partition: its share of a GPU); None when no part can be
     measured (the type's vCPUs, memory or accelerators unknown)."""
@@ -157,7 +157,7 @@ def _partition_overflow(known: list[tuple[str, AcceleratorPartition, partitions.
 
 
 def _absolute_limits_consistent(tree: GovernanceTree) -> Iterator[Problem]:
-    for team, project in sorted(tree.projects.items()):
+    for _team, project in sorted(tree.projects.items()):
         for cluster_name, quota in sorted(project.model.quotas.items()):
             limits = quota.absolute_borrow_limits
             if not limits or quota.sharing != "LendAndBorrow":
@@ -173,19 +173,18 @@ def _absolute_limits_consistent(tree: GovernanceTree) -> Iterator[Problem]:
             cluster = tree.clusters.get(cluster_name)
             if cluster is None:
                 continue
-            yield from _limits_within_capacity(tree, team, cluster.model, cluster_name, quota, base)
+            yield from _limits_within_capacity(project, cluster.model, quota=quota, base=base)
 
 
-def _limits_within_capacity(tree: GovernanceTree, team: str, cluster: Cluster, cluster_name: str,
-                            quota: ClusterQuota, base: tuple[str, str]) -> Iterator[Problem]:
-    project = tree.projects[team]
+def _limits_within_capacity(project: Sourced[Project], cluster: Cluster, *, quota: ClusterQuota,
+                            base: tuple[str, str]) -> Iterator[Problem]:
     own = quota.guarantees()
     for itype, limit in sorted(quota.absolute_borrow_limits.items()):
         capacity = cluster.capacity.get(itype)
-        share = instance_share(cluster, itype, limit)
+        share = instance_share(cluster, instance_type=itype, amount=limit)
         if capacity is None or share is None:
             continue
-        mine = instance_share(cluster, itype, own[itype]) if itype in own else Fraction(0)
+        mine = instance_share(cluster, instance_type=itype, amount=own[itype]) if itype in own else Fraction(0)
         others = Fraction(capacity.instances) - (mine or Fraction(0))
         if share > others:
             yield problem(project.pos(*base, "absolute_borrow_limits", itype), "CAP009",
