@@ -48,7 +48,7 @@ RULES: tuple[RuleInfo, ...] = (
                                    "(a MIG profile its GPU does not offer, accelerators on a type without any)"),
     RuleInfo("CAP008", "capacity", "guaranteed MIG partitions exceed what the cluster's GPUs can be split into"),
     RuleInfo("CAP009", "capacity", "absolute borrow limits inconsistent with the percentage limit or the capacity"),
-    RuleInfo("CAP010", "capacity", "finer quota units or absolute borrow limits on a plain-EKS cluster"),
+    RuleInfo("CAP010", "capacity", "a quota in MIG partitions, vCPU or memory on a plain-EKS cluster"),
     RuleInfo("CLU001", "clusters", "an instance group of a declared cluster runs a type the org does not allow"),
     RuleInfo("CLU002", "clusters", "decommissioning a cluster on which projects still hold quota"),
     RuleInfo("REF001", "references", "unknown cluster"),

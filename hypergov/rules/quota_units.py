@@ -9,8 +9,9 @@ in the unit it is given in, against what the cluster's instances of that type ho
 - CAP009: absolute borrow limits inconsistent with the percentage limit (a written
   borrow_limit_percent that no guaranteed type uses any more) or with the capacity (a limit
   larger than all the cluster has of that type besides the team's own guarantee).
-- CAP010: finer units or absolute limits on a plain-EKS cluster, whose Kueue queues hypergov
-  declares from whole instances only.
+- CAP010: MIG partitions, vCPU or memory on a plain-EKS cluster, whose Kueue queues hypergov
+  declares in accelerators (whole instances, accelerators and absolute limits in those map to
+  nominalQuota and borrowingLimit).
 
 `instance_share` is also how CAP001 adds teams' guarantees given in different units: each as
 the instances' worth it takes (its dominant share of one instance).
@@ -199,9 +200,11 @@ def _plain_eks_whole_instances(tree: GovernanceTree) -> Iterator[Problem]:
             cluster = tree.clusters.get(cluster_name)
             if cluster is None or cluster.model.task_governance:
                 continue
-            for field in ("resources", "absolute_borrow_limits"):
-                if getattr(quota, field):
-                    yield problem(project.pos("quotas", cluster_name, field, key=True), "CAP010",
-                                  f"{field} are HyperPod task-governance fields, but '{cluster_name}' runs plain EKS "
-                                  "(task_governance: false), whose Kueue queues hypergov declares from whole instances",
-                                  "give the quota in instances, or enable task governance on the cluster")
+            for field, itype, amount in _amounts(quota):
+                units = [u for u in ("partition", "vcpu", "memory_gib") if getattr(amount, u) is not None]
+                if units:
+                    yield problem(project.pos("quotas", cluster_name, field, itype, units[0]), "CAP010",
+                                  f"{itype}: {', '.join(units)} cannot be declared on '{cluster_name}', a plain-EKS "
+                                  "cluster (task_governance: false), whose Kueue queues hypergov declares in "
+                                  "accelerators",
+                                  "give instances or accelerators here, or enable task governance on the cluster")
