@@ -17,6 +17,7 @@ from capacity.invariants import InvariantViolation, violations
 from capacity.ledger import Ledger
 from capacity.pending import Entry, PendingQueue
 from capacity.preemption import Request, select_victims
+from capacity.queue_index import FitIndex, WakeIndex
 from capacity.recorder import Recorder
 from capacity.results import ClusterResult
 from capacity.spec import ClusterCapacity, Job, SimulationSettings
@@ -92,9 +93,8 @@ class _Engine:
         self.dirty_queues: dict[int, None] = {}
         self.version = [0] * queues  # bumped on every change of a queue's own jobs
         self.memo: list[tuple[int, int, float] | None] = [None] * queues
-        none = (-1.0, -1)
-        self.top_cache: list[tuple[int, tuple[tuple[float, int], tuple[float, int]]]] = [
-            (-1, (none, none)) for _ in range(led.types)]
+        self.fits = FitIndex(led)
+        self.wake = WakeIndex(led)
 
     # -- the event loop -------------------------------------------------------------------------
 
@@ -134,24 +134,32 @@ class _Engine:
 
     def _enqueue(self, j: int, now: int) -> None:
         q = self.q_of[j]
-        self.version[q] += 1
+        self._changed(q)
         self.pending[q].push((-self.weight[j], now, j), self.gpus[j])
         self.pending_rank[q][self.rank[j]] += 1
         self.pending_by_type[q % self.led.types][q] = None
+        self.fits.update(q, self.pending[q])
 
     def _dequeue(self, q: int, size: int) -> int:
-        self.version[q] += 1
+        self._changed(q)
         _, _, j = self.pending[q].pop(size)
         self.pending_rank[q][self.rank[j]] -= 1
         if not self.pending[q].count:
             del self.pending_by_type[q % self.led.types][q]
+        self.fits.update(q, self.pending[q])
         return j
+
+    def _changed(self, q: int) -> None:
+        """Queue `q`'s own jobs (queued or running) change: its preemption memo no longer holds."""
+        self.version[q] += 1
+        self.wake.changed(q)
 
     def _start(self, j: int, now: int) -> None:
         q, g = self.q_of[j], self.gpus[j]
         self.rec.admitted(j, q=q, now=now, within_guarantee=self.led.usage[q] + g <= self.led.nominal[q])
         self.rec.accrue(q, now)
         self.led.add(q, g)
+        self.fits.update(q, self.pending[q])
         self.running[q][j] = None
         self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] += g
@@ -163,7 +171,8 @@ class _Engine:
         q, g = self.q_of[j], self.gpus[j]
         self.rec.accrue(q, now)
         self.led.add(q, -g)
-        self.version[q] += 1
+        self._changed(q)
+        self.fits.update(q, self.pending[q])
         del self.running[q][j]
         self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] -= g
@@ -207,16 +216,11 @@ class _Engine:
 
     def _admit_fitting(self, now: int, touched: list[bool]) -> None:
         heap: list[Candidate] = []
-        led, types, pending = self.led, self.led.types, self.pending
-        usage, limit, lends = led.usage, led.limit, led.lends
+        types, pending = self.led.types, self.pending
         for r, dirty in enumerate(self.dirty_types):
             if dirty and self.pending_by_type[r]:
-                free = led.phys_cap[r] - led.phys_used[r]
-                pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
-                for q in self.pending_by_type[r]:
-                    room = min(limit[q] - usage[q], pool_free if lends[q // types] else free)
-                    if pending[q].sizes[0] <= room:  # inline headroom: this loop runs for every queue
-                        self._offer(heap, q)
+                for q in self._admissible(r):
+                    self._offer(heap, q)
         for q in self.dirty_queues:
             if not self.dirty_types[q % types] and pending[q].count:
                 self._offer(heap, q)
@@ -232,6 +236,13 @@ class _Engine:
             self._start(self._dequeue(q, cand[2]), now)
             touched[q % types] = True
             self._offer(heap, q)
+
+    def _admissible(self, r: int) -> list[int]:
+        """The queues of type `r` with a queued job that fits now (any order: the heap orders them)."""
+        led = self.led
+        free = led.phys_cap[r] - led.phys_used[r]
+        pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
+        return [*self.fits.fitting(r, room=pool_free, lends=True), *self.fits.fitting(r, room=free, lends=False)]
 
     def _offer(self, heap: list[Candidate], q: int) -> None:
         cand = self._candidate(q)
@@ -272,24 +283,36 @@ class _Engine:
             top = self._top_borrower_shares(r)
             free = led.phys_cap[r] - led.phys_used[r]
             pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
-            for q in self.pending_by_type[r]:
+            for q in self._to_look_at(r, free=free, pool_free=pool_free, top_share=top[0][0]):
+                if not self.pending[q].count:
+                    self.wake.drop(q)
+                    continue
                 team = q // types
                 top_share = top[0][0] if top[0][1] != team else top[1][0]
                 room = min(limit[q] - usage[q], pool_free if lends[team] else free)
                 seen = memo[q]
                 # A queue that found nothing to propose stays so until its own jobs change, or the
                 # free room or the top borrower's share grows (the test is monotone in each).
-                if seen is not None and seen[0] == version[q] and room <= seen[1] and top_share <= seen[2]:
+                valid = seen is not None and seen[0] == version[q]
+                if valid and room <= seen[1] and top_share <= seen[2]:  # type: ignore[index]
+                    self.wake.arm(q, room=seen[1], top_share=seen[2])  # type: ignore[index]
                     continue
                 proposal = self._proposal(q, top_share, room)
                 if proposal is None:
                     memo[q] = (version[q], room, top_share)
+                    self.wake.arm(q, room=room, top_share=top_share)
                 else:
                     proposals.append(proposal)
+                    if valid:
+                        self.wake.arm(q, room=seen[1], top_share=seen[2])  # type: ignore[index]
         progressed = False
         for _, q, _ in sorted(proposals):
             progressed = self._preempt_for(q, now, self._top_share_for(q)) or progressed
         return progressed
+
+    def _to_look_at(self, r: int, *, free: int, pool_free: int, top_share: float) -> list[int]:
+        """The queues of type `r` whose memo is missing, out of date or maybe exceeded."""
+        return self.wake.woken(r, free=free, pool_free=pool_free, top_share=top_share)
 
     def _top_share_for(self, q: int) -> float:
         top = self._top_borrower_shares(q % self.led.types)
@@ -316,18 +339,9 @@ class _Engine:
     def _top_borrower_shares(self, r: int) -> tuple[tuple[float, int], tuple[float, int]]:
         """The two highest type-`r` shares among borrowing teams, ((-1, -1) when missing): a team
         can only preempt for fair share from a team other than itself."""
-        led = self.led
-        cached = self.top_cache[r]
-        if cached[0] == led.changes[r]:
-            return cached[1]
-        first = second = (-1.0, -1)
-        for q in led.borrowers[r]:
-            entry = (led.type_share(q, led.usage[q]), q // led.types)
-            if entry[0] > first[0] or (entry[0] == first[0] and entry[1] < first[1]):
-                first, second = entry, first
-            elif entry[0] > second[0] or (entry[0] == second[0] and entry[1] < second[1]):
-                second = entry
-        self.top_cache[r] = (led.changes[r], (first, second))
+        ranked = self.led.by_share[r]
+        first = (-ranked[0][0], ranked[0][1]) if ranked else (-1.0, -1)
+        second = (-ranked[1][0], ranked[1][1]) if len(ranked) > 1 else (-1.0, -1)
         return first, second
 
     def _proposal(self, q: int, top_share: float, room: int) -> Candidate | None:

@@ -11,6 +11,7 @@ capacity nobody is guaranteed) forms one pool per instance type that lending tea
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 
 from capacity.spec import ClusterCapacity, InstanceTypeName, TeamName
 
@@ -50,6 +51,9 @@ class Ledger:
         """Bumped whenever the usage of an instance type changes (lets callers cache per type)."""
         self.borrowers: list[dict[int, None]] = [{} for _ in range(n_types)]
         """Queues above their guarantee, per instance type (insertion-ordered; callers sort)."""
+        self.by_share: list[list[tuple[float, int, int]]] = [[] for _ in range(n_types)]
+        """The same queues as `(-type share, team, queue)`, ascending: the highest share first, ties
+        to the lower team index. Kept sorted on every change, so the top borrowers cost no scan."""
 
     def _pool_capacity(self, r: int, idle_sharing: bool) -> int:
         reserved = lent = 0
@@ -87,6 +91,12 @@ class Ledger:
             self.borrowers[r][q] = None
         elif before > nominal >= after:
             del self.borrowers[r][q]
+        if before > nominal or after > nominal:
+            ranked = self.by_share[r]
+            if before > nominal:
+                del ranked[bisect_left(ranked, (-self.type_share(q, before), i, q))]
+            if after > nominal:
+                insort(ranked, (-self.type_share(q, after), i, q))
         self.drs[i] = self.share(i)
 
     def share(self, team: int, *, r: int = -1, usage_r: int = 0) -> float:

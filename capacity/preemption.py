@@ -148,19 +148,29 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
     and, when that fails, LessThanInitialShare once per remaining team (rule S2-b)."""
     own_team, r = divmod(request.q, led.types)
     removal = _Removal(led, request, {})
+    if _only_quota_binds(led, request):
+        return _own_victims(removal, own, gpus_of=gpus_of)
     within_nominal = led.usage[request.q] + request.gpus <= led.nominal[request.q]
     targets: dict[int, list[int]] = {request.q: list(own)} if own else {}
-    for qk in _borrowing_queues(led, own_team, r):
-        jobs = [job for job in running(qk) if within_nominal or settled(job)]
-        if jobs:
-            targets[qk] = jobs
     victims: list[tuple[int, int]] = []
     retry: dict[int, list[int]] = {}
     # Only the queue a victim was just taken from changes its share, so a heap re-keyed for that
-    # queue alone gives the same picks as re-ranking every queue (nextTarget) at each step.
+    # queue alone gives the same picks as re-ranking every queue (nextTarget) at each step. The
+    # borrowers join the heap lazily, highest share first (`Ledger.by_share`): one whose share is
+    # below the heap's top cannot be the next target, and untouched, its share is what the ledger
+    # ranked it by.
     heap = [(_target_key(removal, qk, jobs, victim_key=victim_key), qk) for qk, jobs in targets.items()]
-    heapq.heapify(heap)
-    while heap and not removal.fits():
+    ranked, nxt = led.by_share[r], 0
+    while not removal.fits():
+        while nxt < len(ranked) and (not heap or ranked[nxt][0] <= heap[0][0][0]):
+            _, team, qk = ranked[nxt]
+            nxt += 1
+            jobs = [] if team == own_team else [job for job in running(qk) if within_nominal or settled(job)]
+            if jobs:
+                targets[qk] = jobs
+                heapq.heappush(heap, (_target_key(removal, qk, jobs, victim_key=victim_key), qk))
+        if not heap:
+            break
         _, target = heapq.heappop(heap)
         if target != request.q and removal.usage(target) <= led.nominal[target]:
             continue  # that team stopped borrowing: pruned
@@ -190,6 +200,30 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
             if removal.share(request.q, minus=-request.gpus) < removal.share(target):
                 victims.append((target, retry[target][0]))
                 removal.take(target, gpus_of[retry[target][0]])
+    if not removal.fits():
+        return None
+    return _fill_back(removal, victims, gpus_of=gpus_of)
+
+
+def _only_quota_binds(led: Ledger, request: Request) -> bool:
+    """Whether the hardware and the lendable pool have room for the request as they are: then
+    only the team's own quota stands in the way, and only the team's own jobs can make room."""
+    r = request.q % led.types
+    if led.phys_used[r] + request.gpus > led.phys_cap[r]:
+        return False
+    return not (led.lends[request.q // led.types] and led.pool_used[r] + request.gpus > led.pool_cap[r])
+
+
+def _own_victims(removal: _Removal, own: Sequence[int], *, gpus_of: Sequence[int]) -> list[int] | None:
+    """The victims fairPreemptions ends with when only the team's own quota binds: other teams'
+    jobs it may take on the way free nothing the request needs, so fillBackWorkloads returns every
+    one of them; the team's own jobs are taken in their order until the request fits."""
+    victims: list[tuple[int, int]] = []
+    for job in own:
+        if removal.fits():
+            break
+        victims.append((removal.request.q, job))
+        removal.take(removal.request.q, gpus_of[job])
     if not removal.fits():
         return None
     return _fill_back(removal, victims, gpus_of=gpus_of)
