@@ -71,6 +71,9 @@ class _Engine:
             w = weight_of.get(job.priority, lowest)
             self.weight.append(w)
             self.rank.append(self.rank_of_weight[w])
+        for r in range(led.types):
+            led.largest_gang[r] = max((g for g, q in zip(self.gpus, self.q_of, strict=True) if q % led.types == r),
+                                      default=0)
         self.rec = Recorder(capacity=capacity, ledger=led, jobs=self.jobs, q_of=self.q_of, settings=settings)
         for job in unroutable:
             self.rec.unroutable(job)

@@ -49,6 +49,9 @@ class Ledger:
         self.drs = [0.0] * len(teams)
         self.changes = [0] * n_types
         """Bumped whenever the usage of an instance type changes (lets callers cache per type)."""
+        self.largest_gang = list(self.phys_cap)
+        """An upper bound of any job's GPUs per instance type (the engine lowers it to the trace's
+        largest job): bounds what one eviction can free."""
         self.borrowers: list[dict[int, None]] = [{} for _ in range(n_types)]
         """Queues above their guarantee, per instance type (insertion-ordered; callers sort)."""
         self.by_share: list[list[tuple[float, int, int]]] = [[] for _ in range(n_types)]

@@ -151,6 +151,8 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
     if _only_quota_binds(led, request):
         return _own_victims(removal, own, gpus_of=gpus_of)
     within_nominal = led.usage[request.q] + request.gpus <= led.nominal[request.q]
+    if not _fair_bound_allows(led, request, own_gpus=sum(gpus_of[job] for job in own), within_nominal=within_nominal):
+        return None
     targets: dict[int, list[int]] = {request.q: list(own)} if own else {}
     victims: list[tuple[int, int]] = []
     retry: dict[int, list[int]] = {}
@@ -203,6 +205,58 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
     if not removal.fits():
         return None
     return _fill_back(removal, victims, gpus_of=gpus_of)
+
+
+def _fair_bound_allows(led: Ledger, request: Request, *, own_gpus: int, within_nominal: bool) -> bool:
+    """Whether fairPreemptions could free enough room at all: an upper bound of what each
+    borrowing team can give up under the fair-sharing strategies (it stops borrowing after one
+    job at most; with LessThanOrEqualToFinalShare its share never falls below the preemptor's
+    lowest possible share; LessThanInitialShare takes at most one more job, only from a team
+    whose share is above that), plus the team's own lower-priority jobs. When the bound cannot
+    make the request fit in the hardware, the pool or the team's quota, the full search would
+    fail too (it is the costly case: it walks every borrower's jobs)."""
+    q, gpus = request.q, request.gpus
+    own_team, r = divmod(q, led.types)
+    if led.usage[q] - own_gpus + gpus > led.limit[q]:
+        return False
+    need_phys = led.phys_used[r] + gpus - led.phys_cap[r] - own_gpus
+    lends = led.lends[own_team]
+    need_pool = led.pool_used[r] + gpus - led.pool_cap[r] - (own_gpus if lends else 0)
+    if need_phys <= 0 and (not lends or need_pool <= 0):
+        return True
+    largest = led.largest_gang[r]
+    own_min = led.type_share(q, led.usage[q] - own_gpus + gpus)
+    for _, team, qk in led.by_share[r]:
+        if team == own_team:
+            continue
+        used, nominal = led.usage[qk], led.nominal[qk]
+        if within_nominal or own_min <= 0:
+            give = used - nominal + largest - 1
+        else:
+            give = used - _lowest_usage_at_share(led, qk, own_min)
+            if led.type_share(qk, used) > own_min:
+                give += largest
+        give = min(give, used, used - nominal + largest - 1)  # every victim is taken while it borrows
+        need_phys -= give
+        need_pool -= give  # borrowers lend (LendAndBorrow)
+        if need_phys <= 0 and (not lends or need_pool <= 0):
+            return True
+    return False
+
+
+def _lowest_usage_at_share(led: Ledger, q: int, share: float) -> int:
+    """The lowest usage above its guarantee at which queue `q`'s share is still at least `share`
+    (> 0), or its current usage when even that is below (binary search: the share grows with usage)."""
+    low, high = led.nominal[q] + 1, led.usage[q]
+    if led.type_share(q, high) < share:
+        return high
+    while low < high:
+        mid = (low + high) // 2
+        if led.type_share(q, mid) >= share:
+            high = mid
+        else:
+            low = mid + 1
+    return low
 
 
 def _only_quota_binds(led: Ledger, request: Request) -> bool:
