@@ -45,6 +45,9 @@ def _trace_order(job: Job) -> tuple[int, str, str, str, int, int, str, str]:
 
 
 class _Engine:
+    select_victims = staticmethod(select_victims)
+    """Kueue's victim selection (a seam for the reference engine of the tests)."""
+
     def __init__(self, capacity: ClusterCapacity, jobs: Sequence[Job], settings: SimulationSettings) -> None:
         self.settings = settings
         self.fair = capacity.fair_share
@@ -326,10 +329,10 @@ class _Engine:
         room = self.led.headroom(q)
         for entry, size in self._preemption_heads(q, top_share, room):
             j = entry[2]
-            victims = select_victims(ledger=self.led, request=Request(q=q, gpus=size, rank=self.rank[j]),
-                                     fair_sharing=self.fair, running=self._victim_order, victim_key=self._victim_key,
-                                     gpus_of=self.gpus, rank_of=self.rank,
-                                     settled=lambda job: self.admitted_at[job] < now)
+            victims = self.select_victims(ledger=self.led, request=Request(q=q, gpus=size, rank=self.rank[j]),
+                                          fair_sharing=self.fair, running=self._victim_order,
+                                          victim_key=self._victim_key, gpus_of=self.gpus, rank_of=self.rank,
+                                          settled=lambda job: self.admitted_at[job] < now)
             if victims is None:
                 continue
             chosen = self._dequeue(q, size)  # before the evictions requeue anything into this queue
