@@ -45,10 +45,6 @@ class Ledger:
         self.team_usage = [0] * len(teams)
         self.phys_used = [0] * n_types
         self.pool_used = [0] * n_types
-        self.borrowed = [0] * n_types
-        self.drs = [0.0] * len(teams)
-        self.changes = [0] * n_types
-        """Bumped whenever the usage of an instance type changes (lets callers cache per type)."""
         self.largest_gang = list(self.phys_cap)
         """An upper bound of any job's GPUs per instance type (the engine lowers it to the trace's
         largest job): bounds what one eviction can free."""
@@ -83,13 +79,11 @@ class Ledger:
         before = self.usage[q]
         after = before + gpus
         self.usage[q] = after
-        self.changes[r] += 1
         self.team_usage[i] += gpus
         self.phys_used[r] += gpus
         if self.lends[i]:
             self.pool_used[r] += gpus
         nominal = self.nominal[q]
-        self.borrowed[r] += max(0, after - nominal) - max(0, before - nominal)
         if after > nominal >= before:
             self.borrowers[r][q] = None
         elif before > nominal >= after:
@@ -100,7 +94,6 @@ class Ledger:
                 del ranked[bisect_left(ranked, (-self.type_share(q, before), i, q))]
             if after > nominal:
                 insort(ranked, (-self.type_share(q, after), i, q))
-        self.drs[i] = self.share(i)
 
     def share(self, team: int, *, r: int = -1, usage_r: int = 0) -> float:
         """Weighted dominant resource share of `team` (Kueue's DRS): per instance type, the GPUs it

@@ -36,7 +36,8 @@ def contended(draw: st.DrawFn) -> tuple[ClusterCapacity, list[Job], SimulationSe
             name=TeamName(f"team{n}"), guaranteed_gpus=guaranteed,
             sharing=draw(st.sampled_from(["Lend", "DontLend", "LendAndBorrow", "LendAndBorrow"])),
             borrow_limit_percent=draw(st.sampled_from([None, 50, 100, 300])),
-            fair_share_weight=draw(st.integers(0, 4)), preempt_own_lower_priority=draw(st.booleans())))
+            fair_share_weight=draw(st.integers(0, 4)), preempt_own_lower_priority=draw(st.booleans()),
+            absolute_borrow_gpus={t: draw(st.integers(0, 16)) for t in types if draw(st.booleans())}))
     cap = ClusterCapacity(name="ref", capacity_gpus=capacity, teams=tuple(teams), priority_classes=PRIORITIES,
                           fair_share=draw(st.booleans()), idle_resource_sharing=draw(st.booleans()))
     jobs = [Job(id=JobId(f"j{n}"), submit=draw(st.integers(0, 600)),
