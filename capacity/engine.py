@@ -11,7 +11,7 @@ looked at, so the cost of a pass follows the activity, not the backlog.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from capacity.invariants import InvariantViolation, violations
 from capacity.ledger import Ledger
@@ -105,23 +105,28 @@ class _Engine:
     # -- the event loop -------------------------------------------------------------------------
 
     def run(self) -> ClusterResult:
-        jobs, finishes, n = self.jobs, self.finishes, len(self.jobs)
+        jobs, finishes, n, epochs = self.jobs, self.finishes, len(self.jobs), self.epoch
+        submits = [job.submit for job in jobs]
+        advance, settled, finish, submit, schedule = (self.rec.advance, self.rec.settled, self._finish, self._submit,
+                                                      self._schedule)
+        check = self.settings.check_invariants
+        heappop = heapq.heappop
         nxt = 0
         now = 0
         while nxt < n or finishes:
-            finishing_first = finishes and (nxt >= n or finishes[0][0] <= jobs[nxt].submit)
-            now = finishes[0][0] if finishing_first else jobs[nxt].submit
-            self.rec.advance(now)
+            finishing_first = finishes and (nxt >= n or finishes[0][0] <= submits[nxt])
+            now = finishes[0][0] if finishing_first else submits[nxt]
+            advance(now)
             while finishes and finishes[0][0] == now:
-                _, j, epoch = heapq.heappop(finishes)
-                if epoch == self.epoch[j]:
-                    self._finish(j, now)
-            while nxt < n and jobs[nxt].submit == now:
-                self._submit(nxt, now)
+                _, j, epoch = heappop(finishes)
+                if epoch == epochs[j]:
+                    finish(j, now)
+            while nxt < n and submits[nxt] == now:
+                submit(nxt, now)
                 nxt += 1
-            self._schedule(now)
-            self.rec.settled(now)
-            if self.settings.check_invariants:
+            schedule(now)
+            settled(now)
+            if check:
                 self._check(now)
         return self.rec.result(end=now, pending=[j for q in self.pending for b in q.buckets.values() for _, _, j in b])
 
@@ -260,7 +265,7 @@ class _Engine:
         if not pq.count:
             return None
         room = self.led.headroom(q)
-        if pq.min_size > room:
+        if pq.sizes[0] > room:
             return None
         found = pq.best_fitting(room)
         if found is None:
@@ -276,7 +281,7 @@ class _Engine:
         led = self.led
         after = led.usage[q] + size
         borrows = 1 if after > led.nominal[q] else 0
-        share = led.share(q // led.types, r=q % led.types, usage_r=after) if self.fair else 0.0
+        share = led.share_if(q, after) if self.fair else 0.0
         return borrows, share, entry[0], entry[1], entry[2]
 
     def _preempt(self, now: int, touched: list[bool]) -> bool:
@@ -356,13 +361,13 @@ class _Engine:
             return self._key(q, entry, size), q, size
         return None
 
-    def _preemption_heads(self, q: int, top_share: float, room: int) -> list[tuple[Entry, int]]:
+    def _preemption_heads(self, q: int, top_share: float, room: int) -> Iterator[tuple[Entry, int]]:
         """The first queued job of every gang size, in queue order, that cheap bounds say
         preemption could admit: within the unused guarantee (reclaim), room after evicting the
         team's lower-priority jobs, or a lower share than a borrowing team's (fair sharing)."""
         led, pq = self.led, self.pending[q]
         if not pq.count:
-            return []
+            return
         i = q // led.types
         nominal_room = led.nominal[q] - led.usage[q]
         lower_usage = self._own_lower_usage(q) if led.preempt_own[i] else 0
@@ -371,8 +376,7 @@ class _Engine:
         reclaims = nominal_room > 0
         if smallest > nominal_room + lower_usage and smallest > room + lower_usage and not (
                 could_fair and led.usage[q] - lower_usage + smallest <= led.limit[q]):
-            return []
-        found = []
+            return
         for entry, size in pq.heads():
             # The team's own lower-priority jobs count in every bound: Kueue evicts them together
             # with other teams' jobs (reclaim) and its share falls with them (fair sharing).
@@ -380,8 +384,7 @@ class _Engine:
             if (reclaims and size <= nominal_room + lower) or (lower and room + lower >= size) or (
                     could_fair and led.usage[q] - lower + size <= led.limit[q]
                     and top_share >= led.type_share(q, led.usage[q] + size - lower)):
-                found.append((entry, size))
-        return found
+                yield entry, size
 
     def _own_lower_usage(self, q: int) -> int:
         """GPUs of the team's running jobs below the priority of its most urgent queued job."""

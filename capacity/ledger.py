@@ -75,25 +75,28 @@ class Ledger:
 
     def add(self, q: int, gpus: int) -> None:
         """Account `gpus` (negative to release) to queue `q`."""
-        i, r = divmod(q, self.types)
-        before = self.usage[q]
+        i = q // self.types
+        r = q - i * self.types
+        usage = self.usage
+        before = usage[q]
         after = before + gpus
-        self.usage[q] = after
+        usage[q] = after
         self.team_usage[i] += gpus
         self.phys_used[r] += gpus
         if self.lends[i]:
             self.pool_used[r] += gpus
         nominal = self.nominal[q]
+        if before <= nominal and after <= nominal:
+            return
         if after > nominal >= before:
             self.borrowers[r][q] = None
         elif before > nominal >= after:
             del self.borrowers[r][q]
-        if before > nominal or after > nominal:
-            ranked = self.by_share[r]
-            if before > nominal:
-                del ranked[bisect_left(ranked, (-self.type_share(q, before), i, q))]
-            if after > nominal:
-                insort(ranked, (-self.type_share(q, after), i, q))
+        ranked = self.by_share[r]
+        if before > nominal:
+            del ranked[bisect_left(ranked, (-self.type_share(q, before), i, q))]
+        if after > nominal:
+            insort(ranked, (-self.type_share(q, after), i, q))
 
     def share(self, team: int, *, r: int = -1, usage_r: int = 0) -> float:
         """Weighted dominant resource share of `team` (Kueue's DRS): per instance type, the GPUs it
@@ -110,6 +113,15 @@ class Ledger:
             return 0.0
         weight = self.weight[team]
         return best / weight if weight > 0 else math.inf
+
+    def share_if(self, q: int, usage: int) -> float:
+        """The team's dominant share if queue `q` used `usage` GPUs (`share` with one type's usage
+        replaced, without its keyword arguments: admission ordering asks this for every candidate)."""
+        types = self.types
+        team = q // types
+        if types == 1:
+            return self.type_share(q, usage)
+        return self.share(team, r=q - team * types, usage_r=usage)
 
     def type_share(self, q: int, usage: int) -> float:
         """The share of one instance type alone (what preemption for fair sharing compares: only
