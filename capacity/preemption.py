@@ -226,16 +226,17 @@ def _fair_bound_allows(led: Ledger, request: Request, *, own_gpus: int, within_n
         return True
     largest = led.largest_gang[r]
     own_min = led.type_share(q, led.usage[q] - own_gpus + gpus)
-    for _, team, qk in led.by_share[r]:
+    by_share = not within_nominal and own_min > 0
+    for neg_share, team, qk in led.by_share[r]:
+        if by_share and -neg_share <= own_min:
+            break  # this borrower and every later one (lower shares) can give nothing
         if team == own_team:
             continue
         used, nominal = led.usage[qk], led.nominal[qk]
-        if within_nominal or own_min <= 0:
+        if not by_share:
             give = used - nominal + largest - 1
-        else:
-            give = used - _lowest_usage_at_share(led, qk, own_min)
-            if led.type_share(qk, used) > own_min:
-                give += largest
+        else:  # its share is above the preemptor's lowest: one job by LessThanInitialShare, more by S1
+            give = used - _lowest_usage_at_share(led, qk, own_min) + largest
         give = min(give, used, used - nominal + largest - 1)  # every victim is taken while it borrows
         need_phys -= give
         need_pool -= give  # borrowers lend (LendAndBorrow)
@@ -246,10 +247,17 @@ def _fair_bound_allows(led: Ledger, request: Request, *, own_gpus: int, within_n
 
 def _lowest_usage_at_share(led: Ledger, q: int, share: float) -> int:
     """The lowest usage above its guarantee at which queue `q`'s share is still at least `share`
-    (> 0), or its current usage when even that is below (binary search: the share grows with usage)."""
+    (> 0), or its current usage when even that is below. The share grows with usage; the guess from
+    the share's formula is checked (and searched around) with `type_share` itself, so float
+    rounding cannot move the bound."""
     low, high = led.nominal[q] + 1, led.usage[q]
     if led.type_share(q, high) < share:
         return high
+    weight, pool = led.weight[q // led.types], led.pool_cap[q % led.types]
+    if weight > 0 and pool > 0:
+        guess = min(high, max(low, led.nominal[q] + math.ceil(share * pool * weight)))
+        if led.type_share(q, guess) >= share and (guess == low or led.type_share(q, guess - 1) < share):
+            return guess
     while low < high:
         mid = (low + high) // 2
         if led.type_share(q, mid) >= share:
