@@ -157,8 +157,7 @@ class _Engine:
         self.pending_rank[q][self.rank[j]] -= 1
         if not self.pending[q].count:
             del self.pending_by_type[q % self.led.types][q]
-        self.fits.update(q, self.pending[q])
-        return j
+        return j  # the fit index is updated by `_start`, which always follows
 
     def _changed(self, q: int) -> None:
         """Queue `q`'s own jobs (queued or running) change: its preemption memo no longer holds."""
@@ -264,7 +263,11 @@ class _Engine:
         pq = self.pending[q]
         if not pq.count:
             return None
-        room = self.led.headroom(q)
+        led = self.led
+        r = q % led.types
+        room = min(led.limit[q] - led.usage[q], led.phys_cap[r] - led.phys_used[r])
+        if led.lends[q // led.types]:
+            room = min(room, led.pool_cap[r] - led.pool_used[r])  # Ledger.headroom, inlined (hot)
         if pq.sizes[0] > room:
             return None
         found = pq.best_fitting(room)
@@ -291,10 +294,14 @@ class _Engine:
         for r, is_touched in enumerate(touched):
             if not (is_touched and self.pending_by_type[r]):
                 continue
-            top = self._top_borrower_shares(r)
             free = led.phys_cap[r] - led.phys_used[r]
             pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
-            for q in self._to_look_at(r, free=free, pool_free=pool_free, top_share=top[0][0]):
+            ranked = led.by_share[r]
+            look_at = self._to_look_at(r, free=free, pool_free=pool_free, top_share=-ranked[0][0] if ranked else -1.0)
+            if not look_at:
+                continue
+            top = self._top_borrower_shares(r)
+            for q in look_at:
                 if not self.pending[q].count:
                     self.wake.drop(q)
                     continue
@@ -389,7 +396,9 @@ class _Engine:
     def _own_lower_usage(self, q: int) -> int:
         """GPUs of the team's running jobs below the priority of its most urgent queued job."""
         ranks = self.pending_rank[q]
-        top = max(n for n in range(len(ranks)) if ranks[n])
+        top = len(ranks) - 1
+        while not ranks[top]:
+            top -= 1
         return sum(self.running_rank[q][:top])
 
     def _victim_key(self, j: int) -> tuple[int, int, int]:

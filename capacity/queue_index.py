@@ -118,13 +118,16 @@ class WakeIndex:
         (`pool_free` for lending teams, `free` for the others) or top share (the type's highest
         borrower share; the engine applies the exact test, excluding the queue's own team) was
         exceeded. The memoised ones leave their heaps: the caller re-arms what it keeps."""
-        found = dict(self.stale[r])
-        for heap, seen_room in ((self.room[r][False], free), (self.room[r][True], pool_free)):
+        stale, (plain, lending), tops = self.stale[r], self.room[r], self.top[r]
+        if not stale and not (plain and plain[0][0] < free) and not (lending and lending[0][0] < pool_free) and not (
+                tops and tops[0][0] < top_share):
+            return []
+        found = dict(stale)
+        for heap, seen_room in ((plain, free), (lending, pool_free)):
             while heap and heap[0][0] < seen_room:
                 _, gen, q = heapq.heappop(heap)
                 if gen == self.gen[q] and q not in found:
                     found[q] = None
-        tops = self.top[r]
         while tops and tops[0][0] < top_share:
             _, gen, q = heapq.heappop(tops)
             if gen == self.gen[q] and q not in found:
