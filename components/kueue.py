@@ -7,6 +7,9 @@ manifests with the semantics the HyperPod objects have:
 | Lend                                | borrowingLimit 0, lendingLimit unset (all idle quota lent)  |
 | DontLend                            | borrowingLimit 0, lendingLimit 0                           |
 | LendAndBorrow, BorrowLimit p %      | borrowingLimit = nominal * p / 100 (default 50), lends all |
+| AbsoluteBorrowLimits (instances or  | borrowingLimit = the limit in accelerators, regardless of  |
+|   accelerators) on a type           |   p; a type with no guarantee: nominalQuota 0              |
+| a guarantee in accelerators         | nominalQuota = those accelerators                           |
 | idle-resource sharing off           | every queue: borrowingLimit 0, lendingLimit 0               |
 | fair share on, team weight w        | ClusterQueue fairSharing.weight w                           |
 | preempt own lower-priority tasks    | preemption.withinClusterQueue LowerPriority (else Never)    |
@@ -14,7 +17,8 @@ manifests with the semantics the HyperPod objects have:
 | the cluster                         | one cohort; one ResourceFlavor per instance type            |
 
 Quotas count accelerators, as Kueue counts resources; an instance type's accelerators per
-instance come from the cluster (or the built-in table).
+instance come from the cluster (or the built-in table). Guarantees and limits in MIG partitions,
+vCPU or memory have no queue here (validation refuses them on a plain-EKS cluster: CAP010).
 """
 
 from __future__ import annotations
@@ -45,22 +49,22 @@ def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
             "description": f"hypergov: scheduler priority class '{name}'"}
 
 
-def _limits(quota: EffectiveQuota, nominal: int) -> dict[str, int]:
+def _limits(quota: EffectiveQuota, instance_type: str) -> dict[str, int]:
     if quota.sharing == "DontLend":  # also every quota of a cluster whose idle-resource sharing is off
         return {"borrowingLimit": 0, "lendingLimit": 0}
     if quota.sharing == "Lend":
         return {"borrowingLimit": 0}
-    return {"borrowingLimit": nominal * (quota.borrow_limit_percent or 0) // 100}
+    return {"borrowingLimit": quota.borrowable_gpus(instance_type)}
 
 
 def cluster_queue(quota: EffectiveQuota, *, fair_share: bool) -> dict[str, Any]:
     """The ClusterQueue of one team's effective quota (plain-EKS mode: HyperPod's quota as Kueue)."""
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for itype in quota.instances:
+    for itype in quota.reachable_types:
         nominal = quota.gpus(itype)
         groups[accelerator_resource(itype)].append({
             "name": naming.kueue_resource_flavor(itype),
-            "resources": [{"name": accelerator_resource(itype), "nominalQuota": nominal, **_limits(quota, nominal)}]})
+            "resources": [{"name": accelerator_resource(itype), "nominalQuota": nominal, **_limits(quota, itype)}]})
     spec: dict[str, Any] = {
         "cohort": naming.kueue_cohort(quota.cluster),
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": naming.namespace(quota.team)}},

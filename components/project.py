@@ -56,8 +56,9 @@ def _json(document: object) -> str:
 
 
 def budget_shares(view: ProjectView) -> dict[str, float]:
-    """Account id -> the part of the project's budget spent there (by guaranteed accelerators)."""
-    weight: dict[str, int] = {}
+    """Account id -> the part of the project's budget spent there (by guaranteed accelerators, a
+    MIG partition as its share of a GPU)."""
+    weight: dict[str, float] = {}
     for name, cluster in sorted(view.clusters.items()):
         acct = arns.account_id(view.org, cluster.account)
         weight[acct] = weight.get(acct, 0) + view.quotas[name].total_gpus

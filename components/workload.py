@@ -65,16 +65,17 @@ def limits_by_priority(workloads: Mapping[str, WorkloadClass]) -> dict[str, Prio
 def reachable_accelerators(cluster: Cluster, quota: EffectiveQuota) -> dict[str, int]:
     """Per accelerator resource, the guarantee plus the borrowable part, capped by the cluster."""
     total: dict[str, int] = defaultdict(int)
-    for itype in quota.instances:
-        reach = quota.reachable_instances(itype)
-        capacity = cluster.capacity[itype].instances if itype in cluster.capacity else reach
-        total[kueue.accelerator_resource(itype)] += min(reach, capacity) * quota.accelerators_per_instance[itype]
+    for itype in quota.reachable_types:
+        reach = quota.reachable_gpus(itype)
+        per = quota.accelerators_per_instance[itype]
+        capacity = cluster.capacity[itype].instances * per if itype in cluster.capacity else reach
+        total[kueue.accelerator_resource(itype)] += min(reach, capacity)
     return dict(sorted(total.items()))
 
 
 def per_container_max(quota: EffectiveQuota) -> dict[str, int]:
     best: dict[str, int] = defaultdict(int)
-    for itype in quota.instances:
+    for itype in quota.reachable_types:
         res = kueue.accelerator_resource(itype)
         best[res] = max(best[res], quota.accelerators_per_instance[itype])
     return dict(sorted(best.items()))

@@ -19,6 +19,7 @@ from moto.moto_api._internal.managed_state_model import ManagedState
 
 from embedded_aws.errors import sm_conflict, sm_not_found, sm_validation
 from embedded_aws.extension import begin_transition, naive_utc, new_resource_id, sagemaker_arn, tag_list
+from embedded_aws.quota_resources import check_quota_config, completed
 from embedded_aws.sagemaker_clusters import ClusterStore, HyperPodCluster
 
 QUOTA_FIELDS = ("Description", "ComputeQuotaConfig", "ComputeQuotaTarget", "ActivationState")
@@ -130,7 +131,7 @@ class GovernanceStore:
     # Compute quotas ---------------------------------------------------------------------------
     def create_quota(self, params: dict[str, Any], *, by: UserContext) -> ComputeQuota:
         cluster = self._governed_cluster(params["ClusterArn"])
-        _check_quota_config(params["ComputeQuotaConfig"], cluster)
+        check_quota_config(params["ComputeQuotaConfig"], cluster)
         if any(q.name == params["Name"] for q in self.quotas.values()):
             raise sm_conflict(f"A compute quota named {params['Name']} already exists.")
         team = params["ComputeQuotaTarget"]["TeamName"]
@@ -138,6 +139,7 @@ class GovernanceStore:
                for q in self.quotas.values()):
             raise sm_conflict(f"Team {team} already has a compute quota on cluster {cluster.name}.")
         fields = {key: params[key] for key in QUOTA_FIELDS if key in params}
+        fields["ComputeQuotaConfig"] = completed(fields["ComputeQuotaConfig"])
         fields.setdefault("ActivationState", "Enabled")
         quota = ComputeQuota(model="sagemaker::compute-quota", arn_of=self._arn_of, name=params["Name"],
                              cluster_arn=cluster.arn, fields=fields, tags=params.get("Tags"), by=by)
@@ -153,7 +155,8 @@ class GovernanceStore:
         quota = self.quota(params["ComputeQuotaId"])
         changes = {key: params[key] for key in QUOTA_FIELDS if key in params}
         if "ComputeQuotaConfig" in changes:
-            _check_quota_config(changes["ComputeQuotaConfig"], self.clusters.get(quota.cluster_arn))
+            check_quota_config(changes["ComputeQuotaConfig"], self.clusters.get(quota.cluster_arn))
+            changes["ComputeQuotaConfig"] = completed(changes["ComputeQuotaConfig"])
         team = changes.get("ComputeQuotaTarget", {}).get("TeamName")
         if team is not None and team != quota.current["ComputeQuotaTarget"]["TeamName"]:
             raise sm_validation("The team of a compute quota cannot be changed; create a new compute quota.")
@@ -211,17 +214,6 @@ class GovernanceStore:
             raise sm_validation(f"Cluster {cluster.name} is not orchestrated by Amazon EKS; task governance "
                                 "needs an EKS-orchestrated cluster.")
         return cluster
-
-
-def _check_quota_config(config: dict[str, Any], cluster: HyperPodCluster) -> None:
-    available = {spec.get("InstanceType") for spec in cluster.groups.values()}
-    for resource in config.get("ComputeQuotaResources", []):
-        if resource["InstanceType"] not in available:
-            raise sm_validation(f"Instance type {resource['InstanceType']} is not in cluster {cluster.name} "
-                                f"(it has {', '.join(sorted(t for t in available if t))}).")
-    sharing = config.get("ResourceSharingConfig", {})
-    if "BorrowLimit" in sharing and sharing.get("Strategy") != "LendAndBorrow":
-        raise sm_validation("BorrowLimit is only allowed with the LendAndBorrow resource sharing strategy.")
 
 
 def _check_scheduler_config(config: dict[str, Any]) -> None:

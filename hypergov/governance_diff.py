@@ -172,6 +172,7 @@ def diff_governance(base: GovernanceTree, head: GovernanceTree) -> GovernanceDif
     projects = tuple(p for name in sorted(set(base.projects) | set(head.projects))
                      if (p := _project_diff(name, base, head, workloads.get(name, ()))) is not None)
     touched = {q.cluster for p in projects for q in p.quotas}
+    touched |= {f.path.split(".")[1] for p in projects for f in p.fields if f.path.startswith("quotas.")}
     clusters = tuple(c for name in sorted(set(base.clusters) | set(head.clusters))
                      if (c := _cluster_diff(name, base, head, guarantees_changed=name in touched)) is not None)
     return GovernanceDiff(org=_org_diff(base, head), clusters=clusters, projects=projects)
@@ -238,6 +239,19 @@ _PROJECT_EXPLICIT = {"quotas", "members", "extra_permissions", "budget", "fair_s
                      "allowed_priority_classes"}
 
 
+# Quota fields the explicit quota and sharing rows do not show: listed as field changes.
+_QUOTA_FIELDS = {"resources", "absolute_borrow_limits"}
+
+
+def _project_fields(project: Project) -> dict[str, Any]:
+    """The project's fields shown as plain field changes: everything without its own row, and of
+    each quota its finer-unit guarantees and absolute borrow limits."""
+    fields = project.model_dump(mode="json", exclude=_PROJECT_EXPLICIT)
+    quotas = {c: q.model_dump(mode="json", include=_QUOTA_FIELDS, exclude_none=True)
+              for c, q in sorted(project.quotas.items())}
+    return {**fields, "quotas": {c: q for c, q in quotas.items() if any(q.values())}}
+
+
 def _project_diff(name: str, base: GovernanceTree, head: GovernanceTree,
                   workloads: tuple[WorkloadClassDiff, ...]) -> ProjectDiff | None:
     before = base.projects[name].model if name in base.projects else None
@@ -259,8 +273,8 @@ def _project_diff(name: str, base: GovernanceTree, head: GovernanceTree,
             after.extra_permissions.of(persona) if after else (), persona)),
         budget=_budget_change(before, after),
         workload_classes=workloads,
-        fields=_field_changes(before.model_dump(mode="json", exclude=_PROJECT_EXPLICIT) if before else None,
-                              after.model_dump(mode="json", exclude=_PROJECT_EXPLICIT) if after else None),
+        fields=_field_changes(_project_fields(before) if before else None,
+                              _project_fields(after) if after else None),
     )
     # the models differ, yet nothing HyperPod applies does: a default written out or left out
     return None if diff.status == "changed" and not _any_change(diff) else diff
@@ -336,7 +350,9 @@ _CLUSTER_EXPLICIT: dict[str, Any] = {"capacity": True, "scheduler": {"priority_c
 
 
 def guaranteed_gpus(tree: GovernanceTree, cluster: str) -> int | None:
-    """The GPUs every team together is guaranteed on `cluster` (0 when it is not in the tree)."""
+    """The GPUs every team together is guaranteed on `cluster` (0 when it is not in the tree):
+    whole instances times their GPUs, plus guarantees given in accelerators (MIG partitions, vCPU
+    and memory are no whole GPUs)."""
     model = _cluster_model(tree, cluster)
     total = 0
     for project in tree.projects.values():
@@ -346,6 +362,7 @@ def guaranteed_gpus(tree: GovernanceTree, cluster: str) -> int | None:
             if gpus is None:
                 return None
             total += gpus
+        total += sum(a.accelerators or 0 for a in (quota.resources.values() if quota else ()))
     return total
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hypergov.model.project import QuotaAmount
+
 if TYPE_CHECKING:
     from hypergov.model.cluster import Cluster
     from hypergov.model.instance_groups import InstanceGroup
@@ -31,17 +33,38 @@ def scheduler_config_request(*, name: str, cluster_arn: str, priority_classes: M
     return request
 
 
+def quota_resource(instance_type: str, amount: QuotaAmount) -> dict[str, Any]:
+    """One `ComputeQuotaResourceConfig` (a guarantee in ComputeQuotaResources, or a cap in
+    AbsoluteBorrowLimits): the instance type and the amounts given, nothing derived."""
+    resource: dict[str, Any] = {"InstanceType": instance_type}
+    if amount.instances is not None:
+        resource["Count"] = amount.instances
+    if amount.accelerators is not None:
+        resource["Accelerators"] = amount.accelerators
+    if amount.vcpu is not None:
+        resource["VCpu"] = amount.vcpu
+    if amount.memory_gib is not None:
+        resource["MemoryInGiB"] = amount.memory_gib
+    if amount.partition is not None:
+        resource["AcceleratorPartition"] = {"Type": amount.partition.profile, "Count": amount.partition.count}
+    return resource
+
+
 def compute_quota_request(quota: EffectiveQuota, *, cluster_arn: str) -> dict[str, Any]:
     """The CreateComputeQuota request (without tags) of one team's effective quota on a cluster."""
     sharing: dict[str, Any] = {"Strategy": quota.sharing}
     if quota.borrow_limit_percent is not None:
         sharing["BorrowLimit"] = quota.borrow_limit_percent
+    if quota.absolute_borrow_limits:
+        sharing["AbsoluteBorrowLimits"] = [quota_resource(t, a) for t, a in quota.absolute_borrow_limits.items()]
+    whole = {t: QuotaAmount(instances=c) for t, c in quota.instances.items()}
+    guarantees = dict(sorted({**whole, **quota.resources}.items()))
     return {
         "Name": quota.name,
         "Description": f"hypergov: guaranteed capacity of team {quota.team} on {quota.cluster}",
         "ClusterArn": cluster_arn,
         "ComputeQuotaConfig": {
-            "ComputeQuotaResources": [{"InstanceType": t, "Count": c} for t, c in quota.instances.items()],
+            "ComputeQuotaResources": [quota_resource(t, a) for t, a in guarantees.items()],
             "ResourceSharingConfig": sharing,
             "PreemptTeamTasks": quota.preempt_team_tasks,
         },

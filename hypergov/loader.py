@@ -169,12 +169,14 @@ def _validate(model: type[M], name: str, doc: Document, problems: list[Problem])
 
 
 def _is_echo(err: Any, errors: list[Any], doc: Document) -> bool:
-    """A mapping whose only (invalid) key was dropped is then also "too short": say it once."""
+    """A mapping whose only (invalid) key was dropped is then also "too short" (or, a quota whose
+    only instance type was dropped, empty): say it once."""
     if err["type"] != "too_short":
         return False
     loc = tuple(err["loc"])
-    return loc in doc.dropped or any(len(o["loc"]) > len(loc) and tuple(o["loc"][: len(loc)]) == loc
-                                     for o in errors)
+    if any(dropped[: len(loc)] == loc for dropped in doc.dropped):
+        return True
+    return any(len(o["loc"]) > len(loc) and tuple(o["loc"][: len(loc)]) == loc for o in errors)
 
 
 # --- pydantic error -> Problem -------------------------------------------------------------------

@@ -24,16 +24,17 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from hypergov import naming
 from hypergov.hyperpod_requests import compute_quota_request, scheduler_config_request
+from hypergov.model import partitions
 from hypergov.model.cluster import Cluster
 from hypergov.model.org import Organization
-from hypergov.model.project import ClusterQuota, Project, SharingStrategy
+from hypergov.model.project import ClusterQuota, Project, QuotaAmount, SharingStrategy
 from hypergov.model.tree import GovernanceTree
 from hypergov.model.workload import WorkloadClass
 
@@ -97,31 +98,78 @@ def without(model: M, drop: Slice) -> M:
 @dataclass(frozen=True)
 class EffectiveQuota:
     """One team's compute quota on one cluster as HyperPod applies it: sharing is DontLend when the
-    cluster's idle-resource sharing is off, the borrow limit is the written one or HyperPod's
-    default and only exists with LendAndBorrow, accelerators come from the cluster's override or
-    the built-in table. Everything that needs these facts reads them here."""
+    cluster's idle-resource sharing is off, the borrow limits (percentage, absolute) are the written
+    ones (the percentage else HyperPod's default) and only exist with LendAndBorrow, accelerators
+    come from the cluster's override or the built-in table. Everything that needs these facts reads
+    them here."""
 
     team: str
     cluster: str
     name: str  # the ComputeQuota's name
-    instances: Mapping[str, int]  # instance type -> guaranteed instances (sorted)
-    accelerators_per_instance: Mapping[str, int]  # 0 for a type neither the cluster nor the table knows
+    instances: Mapping[str, int]  # instance type -> guaranteed whole instances (sorted)
+    accelerators_per_instance: Mapping[str, int]  # every guaranteed or borrowable type; 0 when unknown
     sharing: SharingStrategy
     borrow_limit_percent: int | None
     fair_share_weight: int
     preempt_team_tasks: Literal["LowerPriority", "Never"]
+    resources: Mapping[str, QuotaAmount] = field(default_factory=dict)  # type -> finer-unit guarantee
+    absolute_borrow_limits: Mapping[str, QuotaAmount] = field(default_factory=dict)  # only with LendAndBorrow
+
+    @property
+    def instance_types(self) -> list[str]:
+        """Every guaranteed instance type (whole instances or finer units), sorted."""
+        return sorted({*self.instances, *self.resources})
 
     def reachable_instances(self, instance_type: str) -> int:
-        """The guarantee plus what the team may borrow (before the cluster's capacity caps it)."""
-        count = self.instances[instance_type]
+        """The whole-instance guarantee plus what the team may borrow in instances (before the
+        cluster's capacity caps it): an absolute limit in instances, else the percentage."""
+        count = self.instances.get(instance_type, 0)
+        absolute = self.absolute_borrow_limits.get(instance_type)
+        if absolute is not None and absolute.instances is not None:
+            return count + absolute.instances
         return count + count * (self.borrow_limit_percent or 0) // 100
 
     def gpus(self, instance_type: str) -> int:
-        return self.instances[instance_type] * self.accelerators_per_instance[instance_type]
+        """Whole accelerators guaranteed on `instance_type` (MIG partitions, vCPU and memory: 0)."""
+        if instance_type in self.instances:
+            return self.instances[instance_type] * self.accelerators_per_instance[instance_type]
+        amount = self.resources.get(instance_type)
+        return amount.accelerators or 0 if amount is not None else 0
+
+    def borrowable_gpus(self, instance_type: str) -> int:
+        """Whole accelerators the team may borrow on `instance_type`: an absolute limit on the type
+        applies regardless of the percentage (in instances: times accelerators per instance; in
+        vCPU, memory or MIG partitions: no whole accelerator), else the percentage of the guarantee."""
+        absolute = self.absolute_borrow_limits.get(instance_type)
+        if absolute is None:
+            return self.gpus(instance_type) * (self.borrow_limit_percent or 0) // 100
+        if absolute.instances is not None:
+            return absolute.instances * self.accelerators_per_instance.get(instance_type, 0)
+        return absolute.accelerators or 0
+
+    def reachable_gpus(self, instance_type: str) -> int:
+        """The guaranteed plus the borrowable whole accelerators (before the cluster caps them);
+        a guarantee in whole instances borrows whole instances."""
+        if instance_type in self.instances and instance_type not in self.absolute_borrow_limits:
+            return self.reachable_instances(instance_type) * self.accelerators_per_instance[instance_type]
+        return self.gpus(instance_type) + self.borrowable_gpus(instance_type)
 
     @property
-    def total_gpus(self) -> int:
-        return sum(self.gpus(t) for t in self.instances)
+    def reachable_types(self) -> list[str]:
+        """Every instance type the team may run on: guaranteed or borrowable."""
+        return sorted({*self.instance_types, *self.absolute_borrow_limits})
+
+    def gpu_equivalents(self, instance_type: str) -> float:
+        """Guaranteed accelerators counting MIG partitions as the share of a GPU each takes."""
+        amount = self.resources.get(instance_type)
+        if amount is None or amount.partition is None:
+            return float(self.gpus(instance_type))
+        found = partitions.profile(instance_type, amount.partition.profile)
+        return amount.partition.count * partitions.gpu_fraction(found) if found else 0.0
+
+    @property
+    def total_gpus(self) -> float:
+        return sum(self.gpu_equivalents(t) for t in self.instance_types)
 
     def request(self, *, cluster_arn: str) -> dict[str, Any]:
         """The CreateComputeQuota request (without tags), in the API's own shape."""
@@ -137,14 +185,18 @@ def effective_sharing(quota: ClusterQuota, cluster: Cluster) -> SharingStrategy:
 def effective_quota(team: str, project: Project, cluster_name: str, cluster: Cluster) -> EffectiveQuota:
     quota = project.quotas[cluster_name]
     sharing = effective_sharing(quota, cluster)
+    borrows = sharing == "LendAndBorrow"
+    absolute = dict(sorted(quota.absolute_borrow_limits.items())) if borrows else {}
+    types = sorted({*quota.instance_types(), *absolute})
     return EffectiveQuota(
         team=team, cluster=cluster_name, name=naming.compute_quota_name(team, cluster_name),
         instances=dict(sorted(quota.instances.items())),
-        accelerators_per_instance={t: cluster.accelerators(t) or 0 for t in sorted(quota.instances)},
+        accelerators_per_instance={t: cluster.accelerators(t) or 0 for t in types},
         sharing=sharing,
-        borrow_limit_percent=quota.effective_borrow_limit_percent() if sharing == "LendAndBorrow" else None,
+        borrow_limit_percent=quota.effective_borrow_limit_percent() if borrows else None,
         fair_share_weight=project.fair_share_weight,
-        preempt_team_tasks="LowerPriority" if project.preempt_own_lower_priority else "Never")
+        preempt_team_tasks="LowerPriority" if project.preempt_own_lower_priority else "Never",
+        resources=dict(sorted(quota.resources.items())), absolute_borrow_limits=absolute)
 
 
 @dataclass(frozen=True)

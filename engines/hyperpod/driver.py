@@ -49,6 +49,9 @@ class Kind:
     updatable: tuple[str, ...]  # request keys UpdateX accepts
     create_only: tuple[str, ...]  # dotted request paths whose change needs a new object
     sorted_lists: Mapping[str, str] = field(default_factory=dict)  # list key -> sort member
+    # Dotted paths of lists whose absence means "empty": compared as [] when a side leaves them
+    # out, so a list added out of band is drift and a request without one is not.
+    empty_when_absent: tuple[str, ...] = ()
 
     def op(self, verb: str) -> str:
         return f"{verb}_{_snake(self.noun)}"
@@ -64,7 +67,8 @@ COMPUTE_QUOTA = Kind(
     list_op="list_compute_quotas", list_key="ComputeQuotaSummaries",
     updatable=("ComputeQuotaConfig", "ComputeQuotaTarget", "ActivationState", "Description"),
     create_only=("ClusterArn", "ComputeQuotaTarget.TeamName"),
-    sorted_lists={"ComputeQuotaResources": "InstanceType", "AbsoluteBorrowLimits": "InstanceType"})
+    sorted_lists={"ComputeQuotaResources": "InstanceType", "AbsoluteBorrowLimits": "InstanceType"},
+    empty_when_absent=("ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits",))
 
 
 @dataclass(frozen=True)
@@ -114,17 +118,30 @@ def _snake(name: str) -> str:
 
 
 def normalize(kind: Kind, value: Any) -> Any:
-    """Order-insensitive lists sorted by their key member, so reordering is not a change."""
+    """Order-insensitive lists sorted by their key member, so reordering is not a change; lists
+    whose absence means empty present as [] (where their parent is)."""
+    found = _sorted_lists(kind, value)
+    for path in kind.empty_when_absent:
+        *parents, last = path.split(".")
+        parent = found
+        for part in parents:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if isinstance(parent, dict) and parent.get(last) is None:
+            parent[last] = []
+    return found
+
+
+def _sorted_lists(kind: Kind, value: Any) -> Any:
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
-            v = normalize(kind, v)
+            v = _sorted_lists(kind, v)
             if k in kind.sorted_lists and isinstance(v, list):
                 v = sorted(v, key=lambda item: str(item.get(kind.sorted_lists[k], "")))
             out[k] = v
         return out
     if isinstance(value, list):
-        return [normalize(kind, v) for v in value]
+        return [_sorted_lists(kind, v) for v in value]
     return value
 
 

@@ -127,7 +127,12 @@ NAMESPACE_PREFIX = "hyperpod-ns-"  # HyperPod task governance's namespace of a t
 BORROW_LIMIT = "projects/*.quotas.*.borrow_limit_percent"
 FAIR_SHARE_WEIGHT = "projects/*.fair_share_weight"
 QUOTA_COUNT = "projects/*.quotas.*.instances.*"
-QUOTA_INSTANCE_TYPES = "projects/*.quotas.*.instances"
+QUOTA_INSTANCE_TYPES = "projects/*.quotas.*.instances + resources"
+QUOTA_ACCELERATORS = "projects/*.quotas.*.{resources,absolute_borrow_limits}.*.accelerators"
+QUOTA_VCPU = "projects/*.quotas.*.{resources,absolute_borrow_limits}.*.vcpu"
+QUOTA_MEMORY_GIB = "projects/*.quotas.*.{resources,absolute_borrow_limits}.*.memory_gib"
+QUOTA_PARTITION_COUNT = "projects/*.quotas.*.{resources,absolute_borrow_limits}.*.partition.count"
+ABSOLUTE_BORROW_LIMITS = "projects/*.quotas.*.absolute_borrow_limits"
 PRIORITY_WEIGHT = "clusters/*.scheduler.priority_classes[].weight"
 PRIORITY_CLASSES = "clusters/*.scheduler.priority_classes"
 PRIORITY_CLASS_NAME = "clusters/*.scheduler.priority_classes[].name"
@@ -156,6 +161,13 @@ LIMITS: dict[str, Limit] = {
     QUOTA_INSTANCE_TYPES: _from_botocore(
         "ComputeQuotaConfig.ComputeQuotaResources (items)", "sagemaker", "ComputeQuotaResourceConfigList", min_=1,
         note="at least 1: hypergov (a quota without instances guarantees nothing; leave the cluster out instead)"),
+    QUOTA_ACCELERATORS: _from_botocore("ComputeQuotaResourceConfig.Accelerators", "sagemaker", "AcceleratorsAmount"),
+    QUOTA_VCPU: _from_botocore("ComputeQuotaResourceConfig.VCpu", "sagemaker", "VCpuAmount"),
+    QUOTA_MEMORY_GIB: _from_botocore("ComputeQuotaResourceConfig.MemoryInGiB", "sagemaker", "MemoryInGiBAmount"),
+    QUOTA_PARTITION_COUNT: _from_botocore("AcceleratorPartitionConfig.Count", "sagemaker",
+                                          "AcceleratorPartitionConfigCountInteger"),
+    ABSOLUTE_BORROW_LIMITS: _from_botocore("ResourceSharingConfig.AbsoluteBorrowLimits (items)", "sagemaker",
+                                           "AbsoluteBorrowLimitResourceList"),
     PRIORITY_WEIGHT: _from_botocore("PriorityClass.Weight", "sagemaker", "PriorityWeight",
                                     note=f"AWS docs agree (0-100), {API}/API_PriorityClass.html"),
     PRIORITY_CLASSES: _from_botocore(

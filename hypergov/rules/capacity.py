@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from fractions import Fraction
 
 from hypergov.model.cluster import Cluster
-from hypergov.model.project import ClusterQuota, Project
+from hypergov.model.project import ClusterQuota, Project, QuotaAmount
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, Severity, SourcePos
 from hypergov.rules.base import problem
 from hypergov.rules.clusters import capacity_pos
+from hypergov.rules.quota_units import describe, instance_share
 from hypergov.stack_views import effective_sharing
 
 
@@ -23,24 +25,38 @@ def check_capacity(tree: GovernanceTree) -> Iterator[Problem]:
 
 
 def _guarantees_fit(tree: GovernanceTree) -> Iterator[Problem]:
-    demand: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    """Per cluster and instance type, the teams' guarantees (each as the instances' worth it
+    takes, in whatever unit it is given) fit the instances the cluster has."""
+    demand: dict[tuple[str, str], list[tuple[str, QuotaAmount]]] = defaultdict(list)
     for team, project in sorted(tree.projects.items()):
         for cluster, quota in project.model.quotas.items():
-            for itype, count in quota.instances.items():
-                demand[(cluster, itype)].append((team, count))
+            for itype, amount in quota.guarantees().items():
+                demand[(cluster, itype)].append((team, amount))
     for (cluster_name, itype), teams in sorted(demand.items()):
         found = tree.clusters.get(cluster_name)
         if found is None or itype not in found.model.capacity:
             continue  # reported by the reference rules
         capacity = found.model.capacity[itype].instances
-        total = sum(c for _, c in teams)
-        if total > capacity:
-            parts = ", ".join(f"{t} {c}" for t, c in sorted(teams, key=lambda x: (-x[1], x[0])))
-            where = ("its instance groups have" if found.model.declares_groups else "the cluster has")
+        shares = [(t, a, instance_share(found.model, instance_type=itype, amount=a) or Fraction(0)) for t, a in teams]
+        total = sum((s for _, _, s in shares), Fraction(0))
+        if total <= capacity:
+            continue
+        where = ("its instance groups have" if found.model.declares_groups else "the cluster has")
+        ordered = sorted(shares, key=lambda x: (-x[2], x[0]))
+        if all(a.instances is not None for _, a, _ in shares):
+            parts = ", ".join(f"{t} {a.instances}" for t, a, _ in ordered)
             yield problem(capacity_pos(found, itype), "CAP001",
                           f"{itype}: teams are guaranteed {total} instances ({parts}) but {where} {capacity}",
                           f"lower the teams' quotas by {total - capacity} in projects/*.yaml "
                           "or raise this capacity when hardware is added")
+            continue
+        parts = ", ".join(f"{t} {describe(a)}" + ("" if a.instances is not None else f" = {float(s):g}")
+                          for t, a, s in ordered)
+        yield problem(capacity_pos(found, itype), "CAP001",
+                      f"{itype}: teams are guaranteed {float(total):g} instances' worth ({parts}) but {where} "
+                      f"{capacity}",
+                      f"lower the teams' quotas by {float(total - capacity):g} instances' worth in projects/*.yaml "
+                      "or raise this capacity when hardware is added")
 
 
 def _sharing_coherent(tree: GovernanceTree) -> Iterator[Problem]:
@@ -52,10 +68,11 @@ def _sharing_coherent(tree: GovernanceTree) -> Iterator[Problem]:
     for team, project in sorted(tree.projects.items()):
         for cluster_name, quota in sorted(project.model.quotas.items()):
             base = ("quotas", cluster_name)
-            if quota.borrow_limit_percent is not None and quota.sharing != "LendAndBorrow":
-                yield problem(project.pos(*base, "borrow_limit_percent", key=True), "CAP002",
-                              f"borrow_limit_percent is set but sharing is '{quota.sharing}', which never borrows",
-                              "set 'sharing: LendAndBorrow' or remove borrow_limit_percent")
+            for field in ("borrow_limit_percent", "absolute_borrow_limits"):
+                if getattr(quota, field) and quota.sharing != "LendAndBorrow":
+                    yield problem(project.pos(*base, field, key=True), "CAP002",
+                                  f"{field} is set but sharing is '{quota.sharing}', which never borrows",
+                                  f"set 'sharing: LendAndBorrow' or remove {field}")
             if quota.sharing != "LendAndBorrow":
                 continue
             target = tree.clusters.get(cluster_name)
@@ -90,20 +107,36 @@ def _allowed_instance_types(tree: GovernanceTree) -> Iterator[Problem]:
 
 def max_job_gpus(cluster: Cluster, quota: ClusterQuota, instance_types: set[str]) -> int:
     """The most GPUs one gang job of a team can hold on a cluster: its guarantee plus what it
-    may borrow, never more than the cluster has."""
+    may borrow (an absolute limit on the type, else the percentage), never more than the cluster
+    has. MIG partitions, vCPU and memory are no whole GPUs."""
+    borrows = effective_sharing(quota, cluster) == "LendAndBorrow"
+    guarantees = quota.guarantees()
+    limits = quota.absolute_borrow_limits if borrows else {}
+    pct = quota.effective_borrow_limit_percent() if borrows else 0
     best = 0
-    for itype, count in quota.instances.items():
-        if instance_types and itype not in instance_types:
-            continue
+    for itype in sorted({*guarantees, *limits}):
         cap = cluster.capacity.get(itype)
-        if cap is None:
+        if cap is None or (instance_types and itype not in instance_types):
             continue
         per = cluster.accelerators(itype) or 0
-        reachable = count
-        if effective_sharing(quota, cluster) == "LendAndBorrow":
-            reachable = count + (count * quota.effective_borrow_limit_percent()) // 100
-        best = max(best, min(reachable, cap.instances) * per)
+        own, limit = guarantees.get(itype), limits.get(itype)
+        if own is not None and own.instances is not None and limit is None:
+            # whole instances borrow whole instances
+            reachable = min(own.instances + own.instances * pct // 100, cap.instances) * per
+        else:
+            mine = _whole_gpus(own, per)
+            extra = mine * pct // 100 if limit is None else _whole_gpus(limit, per)
+            reachable = min(mine + extra, cap.instances * per)
+        best = max(best, reachable)
     return best
+
+
+def _whole_gpus(amount: QuotaAmount | None, per_instance: int) -> int:
+    if amount is None:
+        return 0
+    if amount.instances is not None:
+        return amount.instances * per_instance
+    return amount.accelerators or 0
 
 
 def _workload_admissible(tree: GovernanceTree) -> Iterator[Problem]:

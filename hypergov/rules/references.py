@@ -78,11 +78,13 @@ def _projects(tree: GovernanceTree) -> Iterator[Problem]:
             cluster = tree.clusters.get(cluster_name)
             if cluster is None:
                 continue  # its file is broken; that is reported there
-            for itype in sorted(quota.instances):
-                if itype not in cluster.model.capacity:
-                    yield problem(project.pos("quotas", cluster_name, "instances", itype, key=True), "REF002",
-                                  f"cluster '{cluster_name}' has no {itype} capacity",
-                                  f"use one of: {_names(set(cluster.model.capacity))}")
+            for field, types in (("instances", quota.instances), ("resources", quota.resources),
+                                 ("absolute_borrow_limits", quota.absolute_borrow_limits)):
+                for itype in sorted(types):
+                    if itype not in cluster.model.capacity:
+                        yield problem(project.pos("quotas", cluster_name, field, itype, key=True), "REF002",
+                                      f"cluster '{cluster_name}' has no {itype} capacity",
+                                      f"use one of: {_names(set(cluster.model.capacity))}")
             offered = cluster.model.priority_class_names()
             for i, pc in enumerate(project.model.allowed_priority_classes):
                 if pc not in offered:
@@ -115,7 +117,8 @@ def _workloads(tree: GovernanceTree) -> Iterator[Problem]:
                           f"use one of: {_names(set(project.model.allowed_priority_classes))}, "
                           "or have the project lead allow it")
         offered = set().union(*(set(c.model.capacity) for c in clusters)) if clusters else set()
-        quota_types = {t for q in project.model.quotas.values() for t in q.instances}
+        quota_types = {t for q in project.model.quotas.values() for t in (*q.instance_types(),
+                                                                          *q.absolute_borrow_limits)}
         for i, itype in enumerate(wl.model.instance_types):
             if itype not in quota_types:
                 yield problem(wl.pos("instance_types", i), "REF002",

@@ -125,3 +125,27 @@ def test_apply_creates_then_converges() -> None:
 ])
 def test_dynamic_provider_diff_uses_the_driver(news: dict[str, Any], action: str) -> None:
     assert prop_change({"request": DESIRED, "tags": {}}, news).action == action
+
+
+QUOTA = {"Name": "q", "ClusterArn": ARN, "ComputeQuotaConfig": {
+    "ComputeQuotaResources": [{"InstanceType": "ml.p5.48xlarge", "Accelerators": 8}],
+    "ResourceSharingConfig": {"Strategy": "LendAndBorrow"}}}
+
+
+@pytest.mark.parametrize(("live_sharing", "action", "changed"), [
+    pytest.param({"Strategy": "LendAndBorrow"}, "none", (), id="none-either-side"),
+    pytest.param({"Strategy": "LendAndBorrow", "AbsoluteBorrowLimits": []}, "none", (), id="empty-is-absent"),
+    pytest.param({"Strategy": "LendAndBorrow", "AbsoluteBorrowLimits": [{"InstanceType": "ml.p5.48xlarge",
+                                                                         "Accelerators": 4}]},
+                 "update", ("ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits",), id="added-live"),
+])
+def test_absolute_limits_absent_compare_as_empty(live_sharing: dict[str, Any], action: str,
+                                                 changed: tuple[str, ...]) -> None:
+    live_config = {"ComputeQuotaResources": [{"InstanceType": "ml.p5.48xlarge", "Accelerators": 8, "VCpu": 192.0,
+                                              "MemoryInGiB": 2048.0}], "ResourceSharingConfig": live_sharing}
+    observed = d.Observed(id="q1", arn="a", version=1, tags={},
+                          fields={"ClusterArn": ARN, "ComputeQuotaConfig": live_config})
+
+    change = d.plan_change(d.COMPUTE_QUOTA, desired=QUOTA, desired_tags={}, observed=observed)
+
+    assert (change.action, change.changed) == (action, changed)
