@@ -228,15 +228,19 @@ def _fair_bound_allows(led: Ledger, request: Request, *, own_gpus: int, within_n
     own_min = led.type_share(q, led.usage[q] - own_gpus + gpus)
     by_share = not within_nominal and own_min > 0
     for neg_share, team, qk in led.by_share[r]:
-        if by_share and -neg_share <= own_min:
+        if by_share and -neg_share < own_min:
             break  # this borrower and every later one (lower shares) can give nothing
         if team == own_team:
             continue
         used, nominal = led.usage[qk], led.nominal[qk]
         if not by_share:
             give = used - nominal + largest - 1
-        else:  # its share is above the preemptor's lowest: one job by LessThanInitialShare, more by S1
-            give = used - _lowest_usage_at_share(led, qk, own_min) + largest
+        else:  # S1 keeps its share >= the preemptor's lowest (equal shares can stay equal: weight 0
+            # makes every borrowing share infinite); LessThanInitialShare takes one more job only
+            # from a share above it
+            give = used - _lowest_usage_at_share(led, qk, own_min)
+            if -neg_share > own_min:
+                give += largest
         give = min(give, used, used - nominal + largest - 1)  # every victim is taken while it borrows
         need_phys -= give
         need_pool -= give  # borrowers lend (LendAndBorrow)

@@ -74,3 +74,26 @@ def test_benchmark_shaped_trace_gives_the_same_result(teams: int, jobs: int, day
     assert fast.preemptions > 0  # the trace exercises preemption, not only admission
     assert fast.as_dict() == plain.as_dict()
     assert fast.first_admission == plain.first_admission
+
+
+def test_borrowers_with_infinite_shares() -> None:
+    """Found by the random test: with fair-share weight 0 every borrowing share is infinite, so a
+    borrower's share stays equal to the preemptor's after an eviction and LessThanOrEqualToFinalShare
+    passes; the fair-share bound must not skip a borrower whose share only equals the preemptor's.
+    x (no guarantee, absolute limit 2) fills a's lent 2 GPUs; y (no guarantee, limit 1) arrives at t=0
+    too and gets in at t=1 by evicting x's settled job."""
+    teams = (TeamQuota(name=TeamName("a"), guaranteed_gpus={TYPES[0]: 2}, sharing="Lend", fair_share_weight=0),
+             TeamQuota(name=TeamName("x"), guaranteed_gpus={}, sharing="LendAndBorrow",
+                       absolute_borrow_gpus={TYPES[0]: 2}, fair_share_weight=0),
+             TeamQuota(name=TeamName("y"), guaranteed_gpus={}, sharing="LendAndBorrow",
+                       absolute_borrow_gpus={TYPES[0]: 1}, fair_share_weight=0))
+    cap = ClusterCapacity(name="inf", capacity_gpus={TYPES[0]: 4}, teams=teams, priority_classes=PRIORITIES,
+                          idle_resource_sharing=False)
+    jobs = [Job(id=JobId(f"x{n:02d}"), submit=0, team=TeamName("x"), instance_type=TYPES[0], gpus=1,
+                duration=2 if n == 0 else 1, priority="high") for n in range(20)]
+    jobs.append(Job(id=JobId("y"), submit=0, team=TeamName("y"), instance_type=TYPES[0], gpus=1, duration=1,
+                    priority="high"))
+    fast, plain = simulate(cap, jobs), reference_simulate(cap, jobs)
+    assert plain.first_admission["y"] == 1
+    assert fast.as_dict() == plain.as_dict()
+    assert fast.first_admission == plain.first_admission
