@@ -42,12 +42,19 @@ def cluster_capacity(tree: GovernanceTree, cluster_name: str) -> ClusterCapacity
         quota = project.model.quotas.get(cluster_name)
         if quota is None:
             continue
-        guaranteed = {InstanceTypeName(it): count * gpus_per_instance(cluster, it)
-                      for it, count in sorted(quota.instances.items()) if it in cluster.capacity}
         effective = effective_quota(team, project.model, cluster_name, cluster)
+        for it in effective.reachable_types:
+            if it in cluster.capacity:
+                gpus_per_instance(cluster, it)  # a clear error when the type's accelerators are unknown
+        # Whole accelerators only: a guarantee or limit in vCPU, memory or MIG partitions holds none
+        # (MIG partitions are not simulated yet, SEMANTICS.md "Not modelled").
+        guaranteed = {InstanceTypeName(it): effective.gpus(it) for it in effective.instance_types
+                      if it in cluster.capacity}
+        absolute = {InstanceTypeName(it): effective.borrowable_gpus(it) for it in effective.absolute_borrow_limits
+                    if it in cluster.capacity}
         teams.append(TeamQuota(name=TeamName(team), guaranteed_gpus=guaranteed, sharing=effective.sharing,
                                borrow_limit_percent=quota.effective_borrow_limit_percent(),
-                               fair_share_weight=effective.fair_share_weight,
+                               absolute_borrow_gpus=absolute, fair_share_weight=effective.fair_share_weight,
                                preempt_own_lower_priority=effective.preempt_team_tasks == "LowerPriority"))
     return ClusterCapacity(
         name=cluster_name, capacity_gpus=capacity, teams=tuple(teams),

@@ -11,12 +11,13 @@ looked at, so the cost of a pass follows the activity, not the backlog.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from capacity.invariants import InvariantViolation, violations
 from capacity.ledger import Ledger
 from capacity.pending import Entry, PendingQueue
 from capacity.preemption import Request, select_victims
+from capacity.queue_index import FitIndex, WakeIndex
 from capacity.recorder import Recorder
 from capacity.results import ClusterResult
 from capacity.spec import ClusterCapacity, Job, SimulationSettings
@@ -44,6 +45,9 @@ def _trace_order(job: Job) -> tuple[int, str, str, str, int, int, str, str]:
 
 
 class _Engine:
+    select_victims = staticmethod(select_victims)
+    """Kueue's victim selection (a seam for the reference engine of the tests)."""
+
     def __init__(self, capacity: ClusterCapacity, jobs: Sequence[Job], settings: SimulationSettings) -> None:
         self.settings = settings
         self.fair = capacity.fair_share
@@ -70,6 +74,9 @@ class _Engine:
             w = weight_of.get(job.priority, lowest)
             self.weight.append(w)
             self.rank.append(self.rank_of_weight[w])
+        for r in range(led.types):
+            led.largest_gang[r] = max((g for g, q in zip(self.gpus, self.q_of, strict=True) if q % led.types == r),
+                                      default=0)
         self.rec = Recorder(capacity=capacity, ledger=led, jobs=self.jobs, q_of=self.q_of, settings=settings)
         for job in unroutable:
             self.rec.unroutable(job)
@@ -92,30 +99,34 @@ class _Engine:
         self.dirty_queues: dict[int, None] = {}
         self.version = [0] * queues  # bumped on every change of a queue's own jobs
         self.memo: list[tuple[int, int, float] | None] = [None] * queues
-        none = (-1.0, -1)
-        self.top_cache: list[tuple[int, tuple[tuple[float, int], tuple[float, int]]]] = [
-            (-1, (none, none)) for _ in range(led.types)]
+        self.fits = FitIndex(led)
+        self.wake = WakeIndex(led)
 
     # -- the event loop -------------------------------------------------------------------------
 
     def run(self) -> ClusterResult:
-        jobs, finishes, n = self.jobs, self.finishes, len(self.jobs)
+        jobs, finishes, n, epochs = self.jobs, self.finishes, len(self.jobs), self.epoch
+        submits = [job.submit for job in jobs]
+        advance, settled, finish, submit, schedule = (self.rec.advance, self.rec.settled, self._finish, self._submit,
+                                                      self._schedule)
+        check = self.settings.check_invariants
+        heappop = heapq.heappop
         nxt = 0
         now = 0
         while nxt < n or finishes:
-            finishing_first = finishes and (nxt >= n or finishes[0][0] <= jobs[nxt].submit)
-            now = finishes[0][0] if finishing_first else jobs[nxt].submit
-            self.rec.advance(now)
+            finishing_first = finishes and (nxt >= n or finishes[0][0] <= submits[nxt])
+            now = finishes[0][0] if finishing_first else submits[nxt]
+            advance(now)
             while finishes and finishes[0][0] == now:
-                _, j, epoch = heapq.heappop(finishes)
-                if epoch == self.epoch[j]:
-                    self._finish(j, now)
-            while nxt < n and jobs[nxt].submit == now:
-                self._submit(nxt, now)
+                _, j, epoch = heappop(finishes)
+                if epoch == epochs[j]:
+                    finish(j, now)
+            while nxt < n and submits[nxt] == now:
+                submit(nxt, now)
                 nxt += 1
-            self._schedule(now)
-            self.rec.settled(now)
-            if self.settings.check_invariants:
+            schedule(now)
+            settled(now)
+            if check:
                 self._check(now)
         return self.rec.result(end=now, pending=[j for q in self.pending for b in q.buckets.values() for _, _, j in b])
 
@@ -134,24 +145,31 @@ class _Engine:
 
     def _enqueue(self, j: int, now: int) -> None:
         q = self.q_of[j]
-        self.version[q] += 1
+        self._changed(q)
         self.pending[q].push((-self.weight[j], now, j), self.gpus[j])
         self.pending_rank[q][self.rank[j]] += 1
         self.pending_by_type[q % self.led.types][q] = None
+        self.fits.update(q, self.pending[q])
 
     def _dequeue(self, q: int, size: int) -> int:
-        self.version[q] += 1
+        self._changed(q)
         _, _, j = self.pending[q].pop(size)
         self.pending_rank[q][self.rank[j]] -= 1
         if not self.pending[q].count:
             del self.pending_by_type[q % self.led.types][q]
-        return j
+        return j  # the fit index is updated by `_start`, which always follows
+
+    def _changed(self, q: int) -> None:
+        """Queue `q`'s own jobs (queued or running) change: its preemption memo no longer holds."""
+        self.version[q] += 1
+        self.wake.changed(q)
 
     def _start(self, j: int, now: int) -> None:
         q, g = self.q_of[j], self.gpus[j]
         self.rec.admitted(j, q=q, now=now, within_guarantee=self.led.usage[q] + g <= self.led.nominal[q])
         self.rec.accrue(q, now)
         self.led.add(q, g)
+        self.fits.update(q, self.pending[q])
         self.running[q][j] = None
         self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] += g
@@ -163,7 +181,8 @@ class _Engine:
         q, g = self.q_of[j], self.gpus[j]
         self.rec.accrue(q, now)
         self.led.add(q, -g)
-        self.version[q] += 1
+        self._changed(q)
+        self.fits.update(q, self.pending[q])
         del self.running[q][j]
         self.victim_order_cache[q] = None
         self.running_rank[q][self.rank[j]] -= g
@@ -207,16 +226,11 @@ class _Engine:
 
     def _admit_fitting(self, now: int, touched: list[bool]) -> None:
         heap: list[Candidate] = []
-        led, types, pending = self.led, self.led.types, self.pending
-        usage, limit, lends = led.usage, led.limit, led.lends
+        types, pending = self.led.types, self.pending
         for r, dirty in enumerate(self.dirty_types):
             if dirty and self.pending_by_type[r]:
-                free = led.phys_cap[r] - led.phys_used[r]
-                pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
-                for q in self.pending_by_type[r]:
-                    room = min(limit[q] - usage[q], pool_free if lends[q // types] else free)
-                    if pending[q].sizes[0] <= room:  # inline headroom: this loop runs for every queue
-                        self._offer(heap, q)
+                for q in self._admissible(r):
+                    self._offer(heap, q)
         for q in self.dirty_queues:
             if not self.dirty_types[q % types] and pending[q].count:
                 self._offer(heap, q)
@@ -233,6 +247,13 @@ class _Engine:
             touched[q % types] = True
             self._offer(heap, q)
 
+    def _admissible(self, r: int) -> list[int]:
+        """The queues of type `r` with a queued job that fits now (any order: the heap orders them)."""
+        led = self.led
+        free = led.phys_cap[r] - led.phys_used[r]
+        pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
+        return [*self.fits.fitting(r, room=pool_free, lends=True), *self.fits.fitting(r, room=free, lends=False)]
+
     def _offer(self, heap: list[Candidate], q: int) -> None:
         cand = self._candidate(q)
         if cand is not None:
@@ -242,8 +263,12 @@ class _Engine:
         pq = self.pending[q]
         if not pq.count:
             return None
-        room = self.led.headroom(q)
-        if pq.min_size > room:
+        led = self.led
+        r = q % led.types
+        room = min(led.limit[q] - led.usage[q], led.phys_cap[r] - led.phys_used[r])
+        if led.lends[q // led.types]:
+            room = min(room, led.pool_cap[r] - led.pool_used[r])  # Ledger.headroom, inlined (hot)
+        if pq.sizes[0] > room:
             return None
         found = pq.best_fitting(room)
         if found is None:
@@ -259,7 +284,7 @@ class _Engine:
         led = self.led
         after = led.usage[q] + size
         borrows = 1 if after > led.nominal[q] else 0
-        share = led.share(q // led.types, r=q % led.types, usage_r=after) if self.fair else 0.0
+        share = led.share_if(q, after) if self.fair else 0.0
         return borrows, share, entry[0], entry[1], entry[2]
 
     def _preempt(self, now: int, touched: list[bool]) -> bool:
@@ -269,27 +294,43 @@ class _Engine:
         for r, is_touched in enumerate(touched):
             if not (is_touched and self.pending_by_type[r]):
                 continue
-            top = self._top_borrower_shares(r)
             free = led.phys_cap[r] - led.phys_used[r]
             pool_free = min(free, led.pool_cap[r] - led.pool_used[r])
-            for q in self.pending_by_type[r]:
+            ranked = led.by_share[r]
+            look_at = self._to_look_at(r, free=free, pool_free=pool_free, top_share=-ranked[0][0] if ranked else -1.0)
+            if not look_at:
+                continue
+            top = self._top_borrower_shares(r)
+            for q in look_at:
+                if not self.pending[q].count:
+                    self.wake.drop(q)
+                    continue
                 team = q // types
                 top_share = top[0][0] if top[0][1] != team else top[1][0]
                 room = min(limit[q] - usage[q], pool_free if lends[team] else free)
                 seen = memo[q]
                 # A queue that found nothing to propose stays so until its own jobs change, or the
                 # free room or the top borrower's share grows (the test is monotone in each).
-                if seen is not None and seen[0] == version[q] and room <= seen[1] and top_share <= seen[2]:
+                valid = seen is not None and seen[0] == version[q]
+                if valid and room <= seen[1] and top_share <= seen[2]:  # type: ignore[index]
+                    self.wake.arm(q, room=seen[1], top_share=seen[2])  # type: ignore[index]
                     continue
                 proposal = self._proposal(q, top_share, room)
                 if proposal is None:
                     memo[q] = (version[q], room, top_share)
+                    self.wake.arm(q, room=room, top_share=top_share)
                 else:
                     proposals.append(proposal)
+                    if valid:
+                        self.wake.arm(q, room=seen[1], top_share=seen[2])  # type: ignore[index]
         progressed = False
         for _, q, _ in sorted(proposals):
             progressed = self._preempt_for(q, now, self._top_share_for(q)) or progressed
         return progressed
+
+    def _to_look_at(self, r: int, *, free: int, pool_free: int, top_share: float) -> list[int]:
+        """The queues of type `r` whose memo is missing, out of date or maybe exceeded."""
+        return self.wake.woken(r, free=free, pool_free=pool_free, top_share=top_share)
 
     def _top_share_for(self, q: int) -> float:
         top = self._top_borrower_shares(q % self.led.types)
@@ -300,10 +341,10 @@ class _Engine:
         room = self.led.headroom(q)
         for entry, size in self._preemption_heads(q, top_share, room):
             j = entry[2]
-            victims = select_victims(ledger=self.led, request=Request(q=q, gpus=size, rank=self.rank[j]),
-                                     fair_sharing=self.fair, running=self._victim_order, victim_key=self._victim_key,
-                                     gpus_of=self.gpus, rank_of=self.rank,
-                                     settled=lambda job: self.admitted_at[job] < now)
+            victims = self.select_victims(ledger=self.led, request=Request(q=q, gpus=size, rank=self.rank[j]),
+                                          fair_sharing=self.fair, running=self._victim_order,
+                                          victim_key=self._victim_key, gpus_of=self.gpus, rank_of=self.rank,
+                                          settled=lambda job: self.admitted_at[job] < now)
             if victims is None:
                 continue
             chosen = self._dequeue(q, size)  # before the evictions requeue anything into this queue
@@ -316,18 +357,9 @@ class _Engine:
     def _top_borrower_shares(self, r: int) -> tuple[tuple[float, int], tuple[float, int]]:
         """The two highest type-`r` shares among borrowing teams, ((-1, -1) when missing): a team
         can only preempt for fair share from a team other than itself."""
-        led = self.led
-        cached = self.top_cache[r]
-        if cached[0] == led.changes[r]:
-            return cached[1]
-        first = second = (-1.0, -1)
-        for q in led.borrowers[r]:
-            entry = (led.type_share(q, led.usage[q]), q // led.types)
-            if entry[0] > first[0] or (entry[0] == first[0] and entry[1] < first[1]):
-                first, second = entry, first
-            elif entry[0] > second[0] or (entry[0] == second[0] and entry[1] < second[1]):
-                second = entry
-        self.top_cache[r] = (led.changes[r], (first, second))
+        ranked = self.led.by_share[r]
+        first = (-ranked[0][0], ranked[0][1]) if ranked else (-1.0, -1)
+        second = (-ranked[1][0], ranked[1][1]) if len(ranked) > 1 else (-1.0, -1)
         return first, second
 
     def _proposal(self, q: int, top_share: float, room: int) -> Candidate | None:
@@ -336,13 +368,13 @@ class _Engine:
             return self._key(q, entry, size), q, size
         return None
 
-    def _preemption_heads(self, q: int, top_share: float, room: int) -> list[tuple[Entry, int]]:
+    def _preemption_heads(self, q: int, top_share: float, room: int) -> Iterator[tuple[Entry, int]]:
         """The first queued job of every gang size, in queue order, that cheap bounds say
         preemption could admit: within the unused guarantee (reclaim), room after evicting the
         team's lower-priority jobs, or a lower share than a borrowing team's (fair sharing)."""
         led, pq = self.led, self.pending[q]
         if not pq.count:
-            return []
+            return
         i = q // led.types
         nominal_room = led.nominal[q] - led.usage[q]
         lower_usage = self._own_lower_usage(q) if led.preempt_own[i] else 0
@@ -351,8 +383,7 @@ class _Engine:
         reclaims = nominal_room > 0
         if smallest > nominal_room + lower_usage and smallest > room + lower_usage and not (
                 could_fair and led.usage[q] - lower_usage + smallest <= led.limit[q]):
-            return []
-        found = []
+            return
         for entry, size in pq.heads():
             # The team's own lower-priority jobs count in every bound: Kueue evicts them together
             # with other teams' jobs (reclaim) and its share falls with them (fair sharing).
@@ -360,13 +391,14 @@ class _Engine:
             if (reclaims and size <= nominal_room + lower) or (lower and room + lower >= size) or (
                     could_fair and led.usage[q] - lower + size <= led.limit[q]
                     and top_share >= led.type_share(q, led.usage[q] + size - lower)):
-                found.append((entry, size))
-        return found
+                yield entry, size
 
     def _own_lower_usage(self, q: int) -> int:
         """GPUs of the team's running jobs below the priority of its most urgent queued job."""
         ranks = self.pending_rank[q]
-        top = max(n for n in range(len(ranks)) if ranks[n])
+        top = len(ranks) - 1
+        while not ranks[top]:
+            top -= 1
         return sum(self.running_rank[q][:top])
 
     def _victim_key(self, j: int) -> tuple[int, int, int]:

@@ -11,6 +11,7 @@ capacity nobody is guaranteed) forms one pool per instance type that lending tea
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 
 from capacity.spec import ClusterCapacity, InstanceTypeName, TeamName
 
@@ -44,12 +45,14 @@ class Ledger:
         self.team_usage = [0] * len(teams)
         self.phys_used = [0] * n_types
         self.pool_used = [0] * n_types
-        self.borrowed = [0] * n_types
-        self.drs = [0.0] * len(teams)
-        self.changes = [0] * n_types
-        """Bumped whenever the usage of an instance type changes (lets callers cache per type)."""
+        self.largest_gang = list(self.phys_cap)
+        """An upper bound of any job's GPUs per instance type (the engine lowers it to the trace's
+        largest job): bounds what one eviction can free."""
         self.borrowers: list[dict[int, None]] = [{} for _ in range(n_types)]
         """Queues above their guarantee, per instance type (insertion-ordered; callers sort)."""
+        self.by_share: list[list[tuple[float, int, int]]] = [[] for _ in range(n_types)]
+        """The same queues as `(-type share, team, queue)`, ascending: the highest share first, ties
+        to the lower team index. Kept sorted on every change, so the top borrowers cost no scan."""
 
     def _pool_capacity(self, r: int, idle_sharing: bool) -> int:
         reserved = lent = 0
@@ -72,22 +75,28 @@ class Ledger:
 
     def add(self, q: int, gpus: int) -> None:
         """Account `gpus` (negative to release) to queue `q`."""
-        i, r = divmod(q, self.types)
-        before = self.usage[q]
+        i = q // self.types
+        r = q - i * self.types
+        usage = self.usage
+        before = usage[q]
         after = before + gpus
-        self.usage[q] = after
-        self.changes[r] += 1
+        usage[q] = after
         self.team_usage[i] += gpus
         self.phys_used[r] += gpus
         if self.lends[i]:
             self.pool_used[r] += gpus
         nominal = self.nominal[q]
-        self.borrowed[r] += max(0, after - nominal) - max(0, before - nominal)
+        if before <= nominal and after <= nominal:
+            return
         if after > nominal >= before:
             self.borrowers[r][q] = None
         elif before > nominal >= after:
             del self.borrowers[r][q]
-        self.drs[i] = self.share(i)
+        ranked = self.by_share[r]
+        if before > nominal:
+            del ranked[bisect_left(ranked, (-self.type_share(q, before), i, q))]
+        if after > nominal:
+            insort(ranked, (-self.type_share(q, after), i, q))
 
     def share(self, team: int, *, r: int = -1, usage_r: int = 0) -> float:
         """Weighted dominant resource share of `team` (Kueue's DRS): per instance type, the GPUs it
@@ -104,6 +113,15 @@ class Ledger:
             return 0.0
         weight = self.weight[team]
         return best / weight if weight > 0 else math.inf
+
+    def share_if(self, q: int, usage: int) -> float:
+        """The team's dominant share if queue `q` used `usage` GPUs (`share` with one type's usage
+        replaced, without its keyword arguments: admission ordering asks this for every candidate)."""
+        types = self.types
+        team = q // types
+        if types == 1:
+            return self.type_share(q, usage)
+        return self.share(team, r=q - team * types, usage_r=usage)
 
     def type_share(self, q: int, usage: int) -> float:
         """The share of one instance type alone (what preemption for fair sharing compares: only

@@ -148,19 +148,31 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
     and, when that fails, LessThanInitialShare once per remaining team (rule S2-b)."""
     own_team, r = divmod(request.q, led.types)
     removal = _Removal(led, request, {})
+    if _only_quota_binds(led, request):
+        return _own_victims(removal, own, gpus_of=gpus_of)
     within_nominal = led.usage[request.q] + request.gpus <= led.nominal[request.q]
+    if not _fair_bound_allows(led, request, own_gpus=sum(gpus_of[job] for job in own), within_nominal=within_nominal):
+        return None
     targets: dict[int, list[int]] = {request.q: list(own)} if own else {}
-    for qk in _borrowing_queues(led, own_team, r):
-        jobs = [job for job in running(qk) if within_nominal or settled(job)]
-        if jobs:
-            targets[qk] = jobs
     victims: list[tuple[int, int]] = []
     retry: dict[int, list[int]] = {}
     # Only the queue a victim was just taken from changes its share, so a heap re-keyed for that
-    # queue alone gives the same picks as re-ranking every queue (nextTarget) at each step.
+    # queue alone gives the same picks as re-ranking every queue (nextTarget) at each step. The
+    # borrowers join the heap lazily, highest share first (`Ledger.by_share`): one whose share is
+    # below the heap's top cannot be the next target, and untouched, its share is what the ledger
+    # ranked it by.
     heap = [(_target_key(removal, qk, jobs, victim_key=victim_key), qk) for qk, jobs in targets.items()]
-    heapq.heapify(heap)
-    while heap and not removal.fits():
+    ranked, nxt = led.by_share[r], 0
+    while not removal.fits():
+        while nxt < len(ranked) and (not heap or ranked[nxt][0] <= heap[0][0][0]):
+            _, team, qk = ranked[nxt]
+            nxt += 1
+            jobs = [] if team == own_team else [job for job in running(qk) if within_nominal or settled(job)]
+            if jobs:
+                targets[qk] = jobs
+                heapq.heappush(heap, (_target_key(removal, qk, jobs, victim_key=victim_key), qk))
+        if not heap:
+            break
         _, target = heapq.heappop(heap)
         if target != request.q and removal.usage(target) <= led.nominal[target]:
             continue  # that team stopped borrowing: pruned
@@ -190,6 +202,94 @@ def _fair_victims(led: Ledger, request: Request, *, own: list[int], running: Run
             if removal.share(request.q, minus=-request.gpus) < removal.share(target):
                 victims.append((target, retry[target][0]))
                 removal.take(target, gpus_of[retry[target][0]])
+    if not removal.fits():
+        return None
+    return _fill_back(removal, victims, gpus_of=gpus_of)
+
+
+def _fair_bound_allows(led: Ledger, request: Request, *, own_gpus: int, within_nominal: bool) -> bool:
+    """Whether fairPreemptions could free enough room at all: an upper bound of what each
+    borrowing team can give up under the fair-sharing strategies (it stops borrowing after one
+    job at most; with LessThanOrEqualToFinalShare its share never falls below the preemptor's
+    lowest possible share; LessThanInitialShare takes at most one more job, only from a team
+    whose share is above that), plus the team's own lower-priority jobs. When the bound cannot
+    make the request fit in the hardware, the pool or the team's quota, the full search would
+    fail too (it is the costly case: it walks every borrower's jobs)."""
+    q, gpus = request.q, request.gpus
+    own_team, r = divmod(q, led.types)
+    if led.usage[q] - own_gpus + gpus > led.limit[q]:
+        return False
+    need_phys = led.phys_used[r] + gpus - led.phys_cap[r] - own_gpus
+    lends = led.lends[own_team]
+    need_pool = led.pool_used[r] + gpus - led.pool_cap[r] - (own_gpus if lends else 0)
+    if need_phys <= 0 and (not lends or need_pool <= 0):
+        return True
+    largest = led.largest_gang[r]
+    own_min = led.type_share(q, led.usage[q] - own_gpus + gpus)
+    by_share = not within_nominal and own_min > 0
+    for neg_share, team, qk in led.by_share[r]:
+        if by_share and -neg_share < own_min:
+            break  # this borrower and every later one (lower shares) can give nothing
+        if team == own_team:
+            continue
+        used, nominal = led.usage[qk], led.nominal[qk]
+        if not by_share:
+            give = used - nominal + largest - 1
+        else:  # S1 keeps its share >= the preemptor's lowest (equal shares can stay equal: weight 0
+            # makes every borrowing share infinite); LessThanInitialShare takes one more job only
+            # from a share above it
+            give = used - _lowest_usage_at_share(led, qk, own_min)
+            if -neg_share > own_min:
+                give += largest
+        give = min(give, used, used - nominal + largest - 1)  # every victim is taken while it borrows
+        need_phys -= give
+        need_pool -= give  # borrowers lend (LendAndBorrow)
+        if need_phys <= 0 and (not lends or need_pool <= 0):
+            return True
+    return False
+
+
+def _lowest_usage_at_share(led: Ledger, q: int, share: float) -> int:
+    """The lowest usage above its guarantee at which queue `q`'s share is still at least `share`
+    (> 0), or its current usage when even that is below. The share grows with usage; the guess from
+    the share's formula is checked (and searched around) with `type_share` itself, so float
+    rounding cannot move the bound."""
+    low, high = led.nominal[q] + 1, led.usage[q]
+    if led.type_share(q, high) < share:
+        return high
+    weight, pool = led.weight[q // led.types], led.pool_cap[q % led.types]
+    if weight > 0 and pool > 0:
+        guess = min(high, max(low, led.nominal[q] + math.ceil(share * pool * weight)))
+        if led.type_share(q, guess) >= share and (guess == low or led.type_share(q, guess - 1) < share):
+            return guess
+    while low < high:
+        mid = (low + high) // 2
+        if led.type_share(q, mid) >= share:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def _only_quota_binds(led: Ledger, request: Request) -> bool:
+    """Whether the hardware and the lendable pool have room for the request as they are: then
+    only the team's own quota stands in the way, and only the team's own jobs can make room."""
+    r = request.q % led.types
+    if led.phys_used[r] + request.gpus > led.phys_cap[r]:
+        return False
+    return not (led.lends[request.q // led.types] and led.pool_used[r] + request.gpus > led.pool_cap[r])
+
+
+def _own_victims(removal: _Removal, own: Sequence[int], *, gpus_of: Sequence[int]) -> list[int] | None:
+    """The victims fairPreemptions ends with when only the team's own quota binds: other teams'
+    jobs it may take on the way free nothing the request needs, so fillBackWorkloads returns every
+    one of them; the team's own jobs are taken in their order until the request fits."""
+    victims: list[tuple[int, int]] = []
+    for job in own:
+        if removal.fits():
+            break
+        victims.append((removal.request.q, job))
+        removal.take(removal.request.q, gpus_of[job])
     if not removal.fits():
         return None
     return _fill_back(removal, victims, gpus_of=gpus_of)

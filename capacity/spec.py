@@ -47,15 +47,23 @@ class TeamQuota:
     borrow_limit_percent: int | None = None
     """How much more than its guarantee the team may use, in percent of it; None: HyperPod's default
     (`hypergov.hyperpod_defaults`, the constant the rules and components use too)."""
+    absolute_borrow_gpus: dict[InstanceTypeName, int] = field(default_factory=dict)
+    """Per instance type, the most GPUs the team may borrow (SageMaker `AbsoluteBorrowLimits`): for a
+    type listed here it replaces the percentage, and a type the team has no guarantee of may be
+    borrowed up to it. Only with LendAndBorrow."""
     fair_share_weight: int = DEFAULT_FAIR_SHARE_WEIGHT
     """Weight of the team's share of idle capacity; 0 (HyperPod's default) means it always yields first."""
     preempt_own_lower_priority: bool = DEFAULT_PREEMPT_OWN_LOWER_PRIORITY
     """HyperPod PreemptTeamTasks=LowerPriority: the team's urgent jobs may evict its own lesser ones."""
 
     def borrow_limit_gpus(self, instance_type: InstanceTypeName) -> int:
-        """GPUs the team may use above its guarantee of `instance_type` (floored to whole GPUs)."""
+        """GPUs the team may use above its guarantee of `instance_type`: the absolute limit of the
+        type when there is one, else the percentage of the guarantee (floored to whole GPUs)."""
         if self.sharing != "LendAndBorrow":
             return 0
+        absolute = self.absolute_borrow_gpus.get(instance_type)
+        if absolute is not None:
+            return absolute  # "regardless of the percentage-based BorrowLimit" (ResourceSharingConfig)
         percent = DEFAULT_BORROW_LIMIT_PERCENT if self.borrow_limit_percent is None else self.borrow_limit_percent
         return self.guaranteed_gpus.get(instance_type, 0) * percent // 100
 
@@ -102,6 +110,11 @@ class ClusterCapacity:
                 found.append(f"team {team.name}: fair_share_weight is negative")
             if team.borrow_limit_percent is not None and team.borrow_limit_percent < 0:
                 found.append(f"team {team.name}: borrow_limit_percent is negative")
+            for itype, gpus in sorted(team.absolute_borrow_gpus.items()):
+                if gpus < 0:
+                    found.append(f"team {team.name}: absolute borrow limit of {itype} is negative")
+                if itype not in self.capacity_gpus:
+                    found.append(f"team {team.name}: absolute borrow limit names {itype}, not in the cluster")
         return found
 
 

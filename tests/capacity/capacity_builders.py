@@ -19,10 +19,11 @@ PRIORITIES = (PriorityClass("high", 100), PriorityClass("low", 10))
 
 
 def team(name: str, gpus: int | dict[str, int], *, sharing: SharingStrategy = "Lend", borrow: int | None = None,
-         weight: int = 1, preempt_own: bool = True) -> TeamQuota:
+         weight: int = 1, preempt_own: bool = True, absolute: dict[str, int] | None = None) -> TeamQuota:
     guaranteed = {GPU: gpus} if isinstance(gpus, int) else {InstanceTypeName(k): v for k, v in gpus.items()}
     return TeamQuota(name=TeamName(name), guaranteed_gpus=guaranteed, sharing=sharing, borrow_limit_percent=borrow,
-                     fair_share_weight=weight, preempt_own_lower_priority=preempt_own)
+                     fair_share_weight=weight, preempt_own_lower_priority=preempt_own,
+                     absolute_borrow_gpus={InstanceTypeName(k): v for k, v in (absolute or {}).items()})
 
 
 def cluster(*teams: TeamQuota, capacity: int | dict[str, int] = 16, fair_share: bool = True,

@@ -9,6 +9,7 @@ from capacity.adapter import cluster_capacities, cluster_capacity, generate_for_
 from capacity.spec import InstanceTypeName
 from capacity.synth import TraceShape
 from hypergov.validate import load_valid_tree
+from tests.quota_fields_tree import tree_with_new_fields
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 P5 = InstanceTypeName("ml.p5.48xlarge")
@@ -45,3 +46,22 @@ def test_workloads_follow_quotas_and_classes() -> None:
     jobs = generate_for_tree(tree, shape=TraceShape(jobs=500, days=2), seed=3)
     assert len(jobs) == 500
     assert {(j.team, j.cluster) for j in jobs} <= set(by_key)
+
+
+def test_finer_quota_units_and_absolute_borrow_limits() -> None:
+    """tests/quota_fields_tree.py on gpu-west (ml.p5.48xlarge: 8 GPUs, ml.g5.12xlarge: 4 GPUs per
+    instance). vision: 10 p5 instances = 80 GPUs, 8 g5 accelerators; absolute limits replace its 50%
+    (AbsoluteBorrowLimits, "regardless of the percentage-based BorrowLimit"): p5 16 accelerators,
+    g5 1 instance = 4 GPUs. recsys: 4 g5 instances = 16 GPUs; its p5 MIG partitions hold no whole
+    GPU (partitions are not simulated). speech: g5 in vCPU and memory, no whole GPU."""
+    cap = cluster_capacity(tree_with_new_fields(), "gpu-west")
+    teams = {str(t.name): t for t in cap.teams}
+    g5 = InstanceTypeName("ml.g5.12xlarge")
+    vision = teams["vision"]
+    assert vision.guaranteed_gpus == {P5: 80, g5: 8}
+    assert (vision.borrow_limit_gpus(P5), vision.borrow_limit_gpus(g5)) == (16, 4)
+    recsys = teams["recsys"]
+    assert recsys.guaranteed_gpus == {P5: 0, g5: 16}
+    assert recsys.absolute_borrow_gpus == {}
+    assert teams["speech"].guaranteed_gpus == {g5: 0}
+    assert cap.problems() == []
