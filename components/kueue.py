@@ -50,7 +50,7 @@ def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
 
 
 def _limits(quota: EffectiveQuota, instance_type: str) -> dict[str, int]:
-    if quota.sharing == "DontLend":  # also every quota of a cluster whose idle-resource sharing is off
+    if quota.sharing == "DontLend":
         return {"borrowingLimit": 0, "lendingLimit": 0}
     if quota.sharing == "Lend":
         return {"borrowingLimit": 0}

@@ -34,7 +34,7 @@ from hypergov.hyperpod_requests import compute_quota_request, scheduler_config_r
 from hypergov.model import partitions
 from hypergov.model.cluster import Cluster
 from hypergov.model.org import Organization
-from hypergov.model.project import ClusterQuota, Project, QuotaAmount, SharingStrategy
+from hypergov.model.project import Project, QuotaAmount, SharingStrategy
 from hypergov.model.tree import GovernanceTree
 from hypergov.model.workload import WorkloadClass
 
@@ -104,11 +104,10 @@ def without(model: M, drop: Slice) -> M:
 
 @dataclass(frozen=True)
 class EffectiveQuota:
-    """One team's compute quota on one cluster as HyperPod applies it: sharing is DontLend when the
-    cluster's idle-resource sharing is off, the borrow limits (percentage, absolute) are the written
-    ones (the percentage else HyperPod's default) and only exist with LendAndBorrow, accelerators
-    come from the cluster's override or the built-in table. Everything that needs these facts reads
-    them here."""
+    """One team's compute quota on one cluster as HyperPod applies it: the borrow limits
+    (percentage, absolute) are the written ones (the percentage else HyperPod's default) and only
+    exist with LendAndBorrow, accelerators come from the cluster's override or the built-in table.
+    Everything that needs these facts reads them here."""
 
     team: str
     cluster: str
@@ -183,15 +182,14 @@ class EffectiveQuota:
         return compute_quota_request(self, cluster_arn=cluster_arn)
 
 
-def effective_sharing(quota: ClusterQuota, cluster: Cluster) -> SharingStrategy:
-    """The sharing HyperPod applies: a cluster whose idle-resource sharing is off lends and borrows
-    nothing, whatever the team's quota says."""
-    return quota.sharing if cluster.scheduler.idle_resource_sharing else "DontLend"
-
-
 def effective_quota(team: str, project: Project, cluster_name: str, cluster: Cluster) -> EffectiveQuota:
     quota = project.quotas[cluster_name]
-    sharing = effective_sharing(quota, cluster)
+    # The team's strategy as written, whatever the cluster's IdleResourceSharing: that setting
+    # only decides whether capacity nobody is guaranteed may be borrowed ("When enabled,
+    # unallocated resources are automatically calculated and made available for entities to
+    # borrow", SchedulerConfig in the SageMaker API reference); teams still lend and borrow idle
+    # guarantees with it disabled.
+    sharing = quota.sharing
     borrows = sharing == "LendAndBorrow"
     absolute = dict(sorted(quota.absolute_borrow_limits.items())) if borrows else {}
     types = sorted({*quota.instance_types(), *absolute})

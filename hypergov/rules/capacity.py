@@ -14,7 +14,6 @@ from hypergov.problems import Problem, Severity, SourcePos
 from hypergov.rules.base import problem
 from hypergov.rules.clusters import capacity_pos
 from hypergov.rules.quota_units import describe, instance_share
-from hypergov.stack_views import effective_sharing
 
 
 def check_capacity(tree: GovernanceTree) -> Iterator[Problem]:
@@ -78,9 +77,11 @@ def _sharing_coherent(tree: GovernanceTree) -> Iterator[Problem]:
             target = tree.clusters.get(cluster_name)
             if target is not None and not target.model.scheduler.idle_resource_sharing:
                 yield problem(_sharing_pos(project, base), "CAP003",
-                              f"team borrows on '{cluster_name}', whose scheduler has idle_resource_sharing off",
-                              "use 'sharing: Lend' or 'DontLend', or enable idle_resource_sharing on the cluster")
-            elif target is not None and not (lenders[cluster_name] - {team}):
+                              f"team borrows on '{cluster_name}', whose idle_resource_sharing is off: it can borrow "
+                              "only quota other teams lend, never capacity nobody is guaranteed",
+                              "nothing to fix if that is intended; enable idle_resource_sharing on the cluster to "
+                              "let teams borrow its unallocated capacity too", Severity.WARNING)
+            if target is not None and not (lenders[cluster_name] - {team}):
                 yield problem(_sharing_pos(project, base), "CAP004",
                               f"team borrows on '{cluster_name}' but no other team there lends its quota",
                               "borrowing will never succeed; use 'sharing: Lend' or agree on lending with another team",
@@ -109,7 +110,7 @@ def max_job_gpus(cluster: Cluster, quota: ClusterQuota, instance_types: set[str]
     """The most GPUs one gang job of a team can hold on a cluster: its guarantee plus what it
     may borrow (an absolute limit on the type, else the percentage), never more than the cluster
     has. MIG partitions, vCPU and memory are no whole GPUs."""
-    borrows = effective_sharing(quota, cluster) == "LendAndBorrow"
+    borrows = quota.sharing == "LendAndBorrow"
     guarantees = quota.guarantees()
     limits = quota.absolute_borrow_limits if borrows else {}
     pct = quota.effective_borrow_limit_percent() if borrows else 0

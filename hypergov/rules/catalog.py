@@ -40,7 +40,7 @@ RULES: tuple[RuleInfo, ...] = (
     RuleInfo("PERM007", "permissions", "org.yaml grants a persona more than its ceiling, or an opt-out lifts nothing"),
     RuleInfo("CAP001", "capacity", "guaranteed quotas exceed the cluster's capacity for an instance type"),
     RuleInfo("CAP002", "capacity", "borrow limit (percentage or absolute) set without the LendAndBorrow strategy"),
-    RuleInfo("CAP003", "capacity", "borrowing on a cluster whose idle-resource sharing is off"),
+    RuleInfo("CAP003", "capacity", "borrowing on a cluster whose idle-resource sharing is off (lent quota only)"),
     RuleInfo("CAP004", "capacity", "a team borrows on a cluster where no team lends"),
     RuleInfo("CAP005", "capacity", "a cluster offers an instance type the org does not allow"),
     RuleInfo("CAP006", "capacity", "a workload class asks for more GPUs per job than the team can ever get"),

@@ -52,7 +52,7 @@ def test_every_request_passes_the_service_model() -> None:
     assert violations == {name: [] for name in violations}
 
 
-def test_a_cluster_with_idle_resource_sharing_off_writes_disabled_and_lends_nothing() -> None:
+def test_a_cluster_with_idle_resource_sharing_off_writes_disabled_and_keeps_each_teams_sharing() -> None:
     tree = tree_with_new_fields()
     cluster = tree.clusters["gpu-west"].model
     scheduler = cluster.scheduler.model_copy(update={"idle_resource_sharing": False})
@@ -62,11 +62,16 @@ def test_a_cluster_with_idle_resource_sharing_off_writes_disabled_and_lends_noth
     assert isinstance(view, ClusterView)
 
     config = view.scheduler_config_request(cluster_arn="arn")["SchedulerConfig"]
-    vision = view.quotas["vision"].request(cluster_arn="arn")["ComputeQuotaConfig"]["ResourceSharingConfig"]
+    off = view.quotas["vision"].request(cluster_arn="arn")["ComputeQuotaConfig"]["ResourceSharingConfig"]
+    on = stack_view(tree_with_new_fields(), "cluster", "gpu-west")
+    assert isinstance(on, ClusterView)
 
     assert config["IdleResourceSharing"] == "Disabled"
-    # HyperPod lends and borrows nothing then: DontLend, and no limit of either kind is sent
-    assert vision == {"Strategy": "DontLend"}
+    # SchedulerConfig.IdleResourceSharing (SageMaker API reference): "When enabled, unallocated
+    # resources are automatically calculated and made available for entities to borrow". It says
+    # nothing of a team's own strategy, so the quota is sent as written, limits and all.
+    assert off == on.quotas["vision"].request(cluster_arn="arn")["ComputeQuotaConfig"]["ResourceSharingConfig"]
+    assert off["Strategy"] == "LendAndBorrow"
 
 
 def test_vcpu_and_memory_are_sent_as_given() -> None:
