@@ -5,14 +5,24 @@ models, so the simulator core stays independent of them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from capacity.spec import ClusterCapacity, InstanceTypeName, PriorityClass, TeamName, TeamQuota
+from capacity.spec import (
+    ClusterCapacity,
+    InstanceTypeName,
+    PriorityClass,
+    TeamName,
+    TeamQuota,
+    partition_resource,
+)
 from capacity.synth import TraceShape, Workload, generate, median_for_load
+from hypergov.model import partitions
 from hypergov.model.cluster import Cluster
 from hypergov.model.common import duration_seconds
+from hypergov.model.project import QuotaAmount
 from hypergov.model.tree import GovernanceTree
-from hypergov.stack_views import effective_quota
+from hypergov.stack_views import EffectiveQuota, effective_quota
 
 DEFAULT_MAX_RUN = 7 * 86400
 
@@ -37,12 +47,12 @@ def cluster_capacity(tree: GovernanceTree, cluster_name: str) -> ClusterCapacity
     cluster = sourced.model
     capacity = {InstanceTypeName(it): cap.instances * gpus_per_instance(cluster, it)
                 for it, cap in sorted(cluster.capacity.items())}
+    quotas = {team: effective_quota(team, project.model, cluster_name, cluster)
+              for team, project in sorted(tree.projects.items()) if cluster_name in project.model.quotas}
+    slices_per_instance = _split_partitioned(cluster, quotas.values(), capacity, cluster_name=cluster_name)
     teams: list[TeamQuota] = []
-    for team, project in sorted(tree.projects.items()):
-        quota = project.model.quotas.get(cluster_name)
-        if quota is None:
-            continue
-        effective = effective_quota(team, project.model, cluster_name, cluster)
+    for team, effective in quotas.items():
+        quota = tree.projects[team].model.quotas[cluster_name]
         for it in effective.reachable_types:
             if it in cluster.capacity:
                 gpus_per_instance(cluster, it)  # a clear error when the type's accelerators are unknown
@@ -50,8 +60,10 @@ def cluster_capacity(tree: GovernanceTree, cluster_name: str) -> ClusterCapacity
         # (MIG partitions are not simulated yet, SEMANTICS.md "Not modelled").
         guaranteed = {InstanceTypeName(it): effective.gpus(it) for it in effective.instance_types
                       if it in cluster.capacity}
+        guaranteed.update(_slices(effective.resources, cluster))
         absolute = {InstanceTypeName(it): effective.borrowable_gpus(it) for it in effective.absolute_borrow_limits
                     if it in cluster.capacity}
+        absolute.update(_slices(effective.absolute_borrow_limits, cluster))
         teams.append(TeamQuota(name=TeamName(team), guaranteed_gpus=guaranteed, sharing=effective.sharing,
                                borrow_limit_percent=quota.effective_borrow_limit_percent(),
                                absolute_borrow_gpus=absolute, fair_share_weight=effective.fair_share_weight,
@@ -59,7 +71,48 @@ def cluster_capacity(tree: GovernanceTree, cluster_name: str) -> ClusterCapacity
     return ClusterCapacity(
         name=cluster_name, capacity_gpus=capacity, teams=tuple(teams),
         priority_classes=tuple(PriorityClass(pc.name, pc.weight) for pc in cluster.scheduler.priority_classes),
-        fair_share=cluster.scheduler.fair_share, idle_resource_sharing=cluster.scheduler.idle_resource_sharing)
+        fair_share=cluster.scheduler.fair_share, idle_resource_sharing=cluster.scheduler.idle_resource_sharing,
+        slices_per_instance=slices_per_instance)
+
+
+def _slices(amounts: Mapping[str, QuotaAmount], cluster: Cluster) -> dict[InstanceTypeName, int]:
+    """The MIG partitions among `amounts`, as slices of their partition resource."""
+    return {partition_resource(it, a.partition.profile): a.partition.count for it, a in sorted(amounts.items())
+            if a.partition is not None and it in cluster.capacity}
+
+
+def _split_partitioned(cluster: Cluster, quotas: Iterable[EffectiveQuota], capacity: dict[InstanceTypeName, int],
+                       *, cluster_name: str) -> dict[InstanceTypeName, int]:
+    """Split the instances of every type whose quotas name a MIG profile into that profile, and
+    return each partition resource's slices per instance (`capacity` is updated in place). The tree
+    does not say how many instances are partitioned: every instance that the whole-GPU guarantees
+    of the type do not need is taken as split (SEMANTICS.md R7)."""
+    named: dict[str, set[str]] = {}
+    whole: dict[str, int] = {}
+    for effective in quotas:
+        for it in effective.instance_types:
+            whole[it] = whole.get(it, 0) + effective.gpus(it)
+        for it, amount in [*effective.resources.items(), *effective.absolute_borrow_limits.items()]:
+            if amount.partition is not None and it in cluster.capacity:
+                named.setdefault(it, set()).add(amount.partition.profile)
+    found: dict[InstanceTypeName, int] = {}
+    for it, profiles in sorted(named.items()):
+        if len(profiles) > 1:
+            raise AdapterError(f"the quotas on cluster {cluster_name} give {it} partitions of several MIG profiles "
+                               f"({', '.join(sorted(profiles))}); the simulator splits an instance type into one "
+                               "profile: give the partitions of one profile per instance type")
+        (name,) = profiles
+        gpus = gpus_per_instance(cluster, it)
+        profile = partitions.profile(it, name)
+        if profile is None:
+            raise AdapterError(f"{it} offers no MIG profile {name} (hypergov/model/partitions.py)")
+        kept_whole = -(-whole.get(it, 0) // gpus)  # instances the whole-GPU guarantees need
+        split = max(0, cluster.capacity[it].instances - kept_whole)
+        resource = partition_resource(it, name)
+        found[resource] = gpus * profile.per_gpu
+        capacity[InstanceTypeName(it)] = (cluster.capacity[it].instances - split) * gpus
+        capacity[resource] = split * found[resource]
+    return found
 
 
 def cluster_capacities(tree: GovernanceTree) -> list[ClusterCapacity]:
@@ -83,6 +136,7 @@ def workloads_for_tree(tree: GovernanceTree) -> list[Workload]:
                 reachable = min(gpus + quota.borrow_limit_gpus(itype), capacity.capacity_gpus[itype])
                 fitting = [c.max_gpus_per_job for c in classes if not c.instance_types or itype in c.instance_types]
                 largest = min(reachable, max(fitting)) if fitting else reachable
+                largest = min(largest, capacity.slices_per_instance.get(itype, largest))  # one pod per job
                 if gpus > 0 and largest > 0:
                     types.append((itype, float(gpus), largest))
             if not types:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from capacity.invariants import InvariantViolation, violations
 from capacity.ledger import Ledger
 from capacity.pending import Entry, PendingQueue
+from capacity.placement import Placed, Placement
 from capacity.preemption import Request, select_victims
 from capacity.queue_index import FitIndex, WakeIndex
 from capacity.recorder import Recorder
@@ -52,6 +53,12 @@ class _Engine:
         self.settings = settings
         self.fair = capacity.fair_share
         self.led = led = Ledger(capacity)
+        self.placements: list[Placement | None] = [
+            Placement(instances=led.phys_cap[r] // per, slices_per_instance=per)
+            if (per := capacity.slices_per_instance.get(name)) else None
+            for r, name in enumerate(led.type_names)]
+        """Per resource: the free slices per instance of a partition resource, None for whole GPUs."""
+        self.placed: dict[int, Placed] = {}
         weights = sorted({pc.weight for pc in capacity.priority_classes})
         self.rank_of_weight = {w: n for n, w in enumerate(weights)}
         weight_of = {pc.name: pc.weight for pc in capacity.priority_classes}
@@ -61,13 +68,16 @@ class _Engine:
         self.gpus: list[int] = []
         self.weight: list[int] = []
         self.rank: list[int] = []
+        self.pods: list[int] = []
         unroutable: list[Job] = []
         for job in sorted(jobs, key=_trace_order):
             team = led.team_index.get(job.team)
             itype = led.type_index.get(job.instance_type)
-            if team is None or itype is None or job.gpus <= 0 or job.duration <= 0:
+            if team is None or itype is None or job.gpus <= 0 or job.duration <= 0 or (
+                    self.placements[itype] is not None and (job.pods <= 0 or job.gpus % job.pods)):
                 unroutable.append(job)
                 continue
+            self.pods.append(job.pods if self.placements[itype] is not None else 1)
             self.jobs.append(job)
             self.q_of.append(team * led.types + itype)
             self.gpus.append(job.gpus)
@@ -131,7 +141,8 @@ class _Engine:
         return self.rec.result(end=now, pending=[j for q in self.pending for b in q.buckets.values() for _, _, j in b])
 
     def _check(self, now: int) -> None:
-        found = violations(led=self.led, running=self.running, pending=self.pending, gpus=self.gpus, now=now)
+        found = violations(led=self.led, running=self.running, pending=self.pending, gpus=self.gpus, now=now,
+                           partitioned=[p is not None for p in self.placements])
         if found:
             raise InvariantViolation("; ".join(found))
 
@@ -140,6 +151,9 @@ class _Engine:
         self.rec.submitted(j, q=q, fits_guarantee=self.led.usage[q] + self.gpus[j] <= self.led.nominal[q])
         if self.gpus[j] > min(self.led.limit[q], self.led.phys_cap[q % self.led.types]):
             return  # larger than the team may ever hold: Kueue keeps it inadmissible for good
+        placement = self.placements[q % self.led.types]
+        if placement is not None and self.gpus[j] // self.pods[j] > placement.slices_per_instance:
+            return  # a pod larger than one instance's slices can never be placed
         self._enqueue(j, now)
         self.dirty_queues[q] = None
 
@@ -151,9 +165,15 @@ class _Engine:
         self.pending_by_type[q % self.led.types][q] = None
         self.fits.update(q, self.pending[q])
 
-    def _dequeue(self, q: int, size: int) -> int:
+    def _dequeue(self, q: int, size: int, entry: Entry | None = None) -> int:
+        """Take the first queued job of gang `size` (or `entry`, which a partition resource's
+        placement may have chosen over the first)."""
         self._changed(q)
-        _, _, j = self.pending[q].pop(size)
+        if entry is not None and self.placements[q % self.led.types] is not None:
+            self.pending[q].remove(entry, size)
+            j = entry[2]
+        else:
+            _, _, j = self.pending[q].pop(size)
         self.pending_rank[q][self.rank[j]] -= 1
         if not self.pending[q].count:
             del self.pending_by_type[q % self.led.types][q]
@@ -169,6 +189,9 @@ class _Engine:
         self.rec.admitted(j, q=q, now=now, within_guarantee=self.led.usage[q] + g <= self.led.nominal[q])
         self.rec.accrue(q, now)
         self.led.add(q, g)
+        placement = self.placements[q % self.led.types]
+        if placement is not None:
+            self.placed[j] = placement.place(pods=self.pods[j], per_pod=g // self.pods[j])
         self.fits.update(q, self.pending[q])
         self.running[q][j] = None
         self.victim_order_cache[q] = None
@@ -181,6 +204,9 @@ class _Engine:
         q, g = self.q_of[j], self.gpus[j]
         self.rec.accrue(q, now)
         self.led.add(q, -g)
+        placement = self.placements[q % self.led.types]
+        if placement is not None:
+            placement.release(self.placed.pop(j))
         self._changed(q)
         self.fits.update(q, self.pending[q])
         del self.running[q][j]
@@ -243,7 +269,8 @@ class _Engine:
             if now_best != cand:  # the queue's best fit got worse since it was offered
                 heapq.heappush(heap, now_best)
                 continue
-            self._start(self._dequeue(q, cand[2]), now)
+            key = cand[0]
+            self._start(self._dequeue(q, cand[2], (key[2], key[3], key[4])), now)
             touched[q % types] = True
             self._offer(heap, q)
 
@@ -270,11 +297,25 @@ class _Engine:
             room = min(room, led.pool_cap[r] - led.pool_used[r])  # Ledger.headroom, inlined (hot)
         if pq.sizes[0] > room:
             return None
-        found = pq.best_fitting(room)
+        found = pq.best_fitting(room) if self.placements[r] is None else self._best_placeable(q, room)
         if found is None:
             return None
         entry, size = found
         return self._key(q, entry, size), q, size
+
+    def _best_placeable(self, q: int, room: int) -> tuple[Entry, int] | None:
+        """On a partition resource: the first queued job in queue order whose gang fits in `room`
+        slices AND whose pods find instances with enough free slices (a scan of the queue: partition
+        resources are few and their queues short next to the whole-GPU fast path)."""
+        placement = self.placements[q % self.led.types]
+        assert placement is not None
+        pq = self.pending[q]
+        fitting = sorted((entry, size) for size in pq.sizes if size <= room for entry in pq.buckets[size])
+        for entry, size in fitting:
+            pods = self.pods[entry[2]]
+            if placement.fits(pods=pods, per_pod=size // pods):
+                return entry, size
+        return None
 
     def _key(self, q: int, entry: Entry, size: int) -> tuple[int, float, int, int, int]:
         """Kueue's admission order (scheduler.go): jobs that need no borrowing of the instance type
@@ -347,6 +388,11 @@ class _Engine:
                                           settled=lambda job: self.admitted_at[job] < now)
             if victims is None:
                 continue
+            placement = self.placements[q % self.led.types]
+            if placement is not None and not placement.fits(
+                    pods=self.pods[j], per_pod=size // self.pods[j],
+                    freeing=[self.placed[v] for v in victims if self.q_of[v] % self.led.types == q % self.led.types]):
+                continue  # enough slices by quota, but the victims' slices would not hold its pods
             chosen = self._dequeue(q, size)  # before the evictions requeue anything into this queue
             for v in victims:
                 self._evict(v, now, by_queue=q)

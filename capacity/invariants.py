@@ -15,7 +15,9 @@ class InvariantViolation(AssertionError):
 
 
 def violations(*, led: Ledger, running: Sequence[dict[int, None]], pending: Sequence[PendingQueue],
-               gpus: Sequence[int], now: int) -> list[str]:
+               gpus: Sequence[int], now: int, partitioned: Sequence[bool] = ()) -> list[str]:
+    """Everything wrong at `now`. On a `partitioned` resource a job may wait with guaranteed slices
+    unused: they can be scattered over instances too thinly for its pods (fragmentation)."""
     found: list[str] = []
     for r, name in enumerate(led.type_names):
         if led.phys_used[r] > led.phys_cap[r]:
@@ -33,7 +35,8 @@ def violations(*, led: Ledger, running: Sequence[dict[int, None]], pending: Sequ
             found.append(f"t={now}: {team}/{itype}: uses {led.usage[q]} GPUs, more than its limit {led.limit[q]}")
         unused_guarantee = led.nominal[q] - led.usage[q]
         queue = pending[q]
-        if queue.count and not overcommitted[q % led.types] and queue.min_size <= unused_guarantee:
+        fragmentable = bool(partitioned) and partitioned[q % led.types]
+        if queue.count and not overcommitted[q % led.types] and not fragmentable and queue.min_size <= unused_guarantee:
             found.append(f"t={now}: {team}/{itype}: a {queue.min_size}-GPU job waits although {unused_guarantee} "
                          "guaranteed GPUs are unused or lent out")
     return found

@@ -36,6 +36,17 @@ class PendingQueue:
         self.count -= 1
         return entry
 
+    def remove(self, entry: Entry, size: int) -> None:
+        """Take `entry` out of the queue wherever it is in its bucket (a linear cost: only partition
+        resources, whose placement may pass over the bucket's first job, need it)."""
+        bucket = self.buckets[size]
+        bucket.remove(entry)
+        heapq.heapify(bucket)
+        if not bucket:
+            del self.buckets[size]
+            self.sizes.remove(size)
+        self.count -= 1
+
     @property
     def min_size(self) -> int:
         return self.sizes[0]

@@ -82,6 +82,11 @@ class ClusterCapacity:
     their fair share may preempt those above it. False: first come, first served."""
     idle_resource_sharing: bool = True
     """True: capacity that no team is guaranteed is lendable too."""
+    slices_per_instance: dict[InstanceTypeName, int] = field(default_factory=dict)
+    """The partition resources (an instance type split into one MIG profile, named by
+    `partition_resource`) and the slices of that profile one instance holds (its GPUs x the
+    profile's partitions per GPU). Their capacity, guarantees and jobs count slices, and a job's
+    pods are placed on instances (`capacity.placement`)."""
 
     def team(self, name: str) -> TeamQuota | None:
         for quota in self.teams:
@@ -100,6 +105,12 @@ class ClusterCapacity:
         for itype, gpus in sorted(self.capacity_gpus.items()):
             if gpus < 0:
                 found.append(f"capacity of {itype} is negative")
+        for itype, per in sorted(self.slices_per_instance.items()):
+            if itype not in self.capacity_gpus:
+                found.append(f"partition resource {itype} has no capacity in the cluster")
+            elif per <= 0 or self.capacity_gpus[itype] % per:
+                found.append(f"capacity of {itype} ({self.capacity_gpus[itype]} slices) is not a whole number of "
+                             f"instances of {per} slices")
         for team in self.teams:
             for itype, gpus in sorted(team.guaranteed_gpus.items()):
                 if gpus < 0:
@@ -134,6 +145,14 @@ class Job:
     """A priority class name; unknown names get the lowest weight of the cluster."""
     cluster: str | None = None
     """The cluster the job was submitted to; None routes it by instance type."""
+    pods: int = 1
+    """On a partition resource (`gpus` then counts slices): the job's pods, each asking for
+    `gpus // pods` slices on one instance. Ignored for whole GPUs (no nodes there)."""
+
+
+def partition_resource(instance_type: str, profile: str) -> InstanceTypeName:
+    """The simulator's resource for `instance_type` split into MIG `profile`: `ml.p5.48xlarge:mig-3g.40gb`."""
+    return InstanceTypeName(f"{instance_type}:{profile}")
 
 
 @dataclass(frozen=True, slots=True)

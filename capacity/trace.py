@@ -1,6 +1,7 @@
 """The job-trace format: one job per JSON line (or CSV row) with its submit time (seconds since
 the start of the trace), team, instance type, GPUs, duration (seconds) and priority class, plus
-an optional id and cluster. Records are checked with pydantic at this boundary; every problem
+an optional id, cluster and pods (on a MIG partition resource, the job's pods, each asking for
+gpus / pods slices on one instance; 1 unless given). Records are checked with pydantic at this boundary; every problem
 names the file and line."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from capacity.spec import InstanceTypeName, Job, JobId, TeamName
 
 TraceFormat = Literal["jsonl", "csv"]
-COLUMNS = ("id", "submit", "team", "instance_type", "gpus", "duration", "priority", "cluster")
+COLUMNS = ("id", "submit", "team", "instance_type", "gpus", "duration", "priority", "cluster", "pods")
 REQUIRED = ("submit", "team", "instance_type", "gpus", "duration", "priority")
 MAX_REPORTED = 20
 
@@ -40,11 +41,12 @@ class TraceRecord(BaseModel):
     duration: int = Field(ge=1, description="seconds of work when never interrupted")
     priority: str = Field(min_length=1, max_length=256)
     cluster: str | None = Field(default=None, min_length=1, max_length=256)
+    pods: int = Field(default=1, ge=1, le=1_000_000, description="pods of a job on MIG partitions")
 
     def job(self, default_id: str) -> Job:
         return Job(id=JobId(self.id or default_id), submit=self.submit, team=TeamName(self.team),
                    instance_type=InstanceTypeName(self.instance_type), gpus=self.gpus, duration=self.duration,
-                   priority=self.priority, cluster=self.cluster)
+                   priority=self.priority, cluster=self.cluster, pods=self.pods)
 
 
 def detect_format(path: str | os.PathLike[str]) -> TraceFormat:
@@ -137,6 +139,8 @@ def _record(job: Job) -> dict[str, Any]:
                               "priority": job.priority}
     if job.cluster is not None:
         record["cluster"] = job.cluster
+    if job.pods != 1:
+        record["pods"] = job.pods
     return record
 
 

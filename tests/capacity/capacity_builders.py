@@ -27,13 +27,14 @@ def team(name: str, gpus: int | dict[str, int], *, sharing: SharingStrategy = "L
 
 
 def cluster(*teams: TeamQuota, capacity: int | dict[str, int] = 16, fair_share: bool = True,
-            idle_sharing: bool = True) -> ClusterCapacity:
+            idle_sharing: bool = True, slices: dict[str, int] | None = None) -> ClusterCapacity:
     gpus = {GPU: capacity} if isinstance(capacity, int) else {InstanceTypeName(k): v for k, v in capacity.items()}
     return ClusterCapacity(name="test", capacity_gpus=gpus, teams=tuple(teams), priority_classes=PRIORITIES,
-                           fair_share=fair_share, idle_resource_sharing=idle_sharing)
+                           fair_share=fair_share, idle_resource_sharing=idle_sharing,
+                           slices_per_instance={InstanceTypeName(k): v for k, v in (slices or {}).items()})
 
 
 def job(job_id: str, *, at: int, team: str, gpus: int, duration: int, priority: str = "low",
-        itype: str = "gpu") -> Job:
+        itype: str = "gpu", pods: int = 1) -> Job:
     return Job(id=JobId(job_id), submit=at, team=TeamName(team), instance_type=InstanceTypeName(itype), gpus=gpus,
-               duration=duration, priority=priority)
+               duration=duration, priority=priority, pods=pods)

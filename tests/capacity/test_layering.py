@@ -11,8 +11,8 @@ import pytest
 import capacity
 
 PACKAGE = Path(capacity.__file__).parent
-CORE = ["spec", "ledger", "pending", "queue_index", "preemption", "engine", "recorder", "results", "invariants",
-        "synth", "trace", "philly", "runner", "diff", "render", "plots"]
+CORE = ["spec", "ledger", "pending", "queue_index", "preemption", "engine", "placement", "recorder", "results",
+        "invariants", "synth", "trace", "philly", "runner", "diff", "render", "plots"]
 FORBIDDEN = ("hypergov.model", "hypergov.loader", "hypergov.validate", "hypergov.gitsource", "cli.main",
              "hypergov.rules", "capacity.adapter", "cli.capacity")
 

@@ -13,7 +13,10 @@ from capacity.trace import TraceError, format_trace, parse_trace, read_trace, wr
 JOBS = [Job(id=JobId("a"), submit=0, team=TeamName("nlp"), instance_type=InstanceTypeName("ml.p5.48xlarge"), gpus=8,
             duration=3600, priority="training", cluster="gpu-west"),
         Job(id=JobId("b"), submit=30, team=TeamName("vision"), instance_type=InstanceTypeName("ml.g5.12xlarge"),
-            gpus=1, duration=60, priority="experimentation")]
+            gpus=1, duration=60, priority="experimentation"),
+        Job(id=JobId("c"), submit=60, team=TeamName("recsys"),
+            instance_type=InstanceTypeName("ml.p5.48xlarge:mig-3g.40gb"), gpus=4, duration=60,
+            priority="experimentation", pods=2)]
 
 
 @pytest.mark.parametrize("suffix", [pytest.param(".jsonl", id="jsonl"), pytest.param(".csv", id="csv")])

@@ -52,8 +52,11 @@ def test_finer_quota_units_and_absolute_borrow_limits() -> None:
     """tests/quota_fields_tree.py on gpu-west (ml.p5.48xlarge: 8 GPUs, ml.g5.12xlarge: 4 GPUs per
     instance). vision: 10 p5 instances = 80 GPUs, 8 g5 accelerators; absolute limits replace its 50%
     (AbsoluteBorrowLimits, "regardless of the percentage-based BorrowLimit"): p5 16 accelerators,
-    g5 1 instance = 4 GPUs. recsys: 4 g5 instances = 16 GPUs; its p5 MIG partitions hold no whole
-    GPU (partitions are not simulated). speech: g5 in vCPU and memory, no whole GPU."""
+    g5 1 instance = 4 GPUs. recsys: 4 g5 instances = 16 GPUs; its 14 p5 `mig-1g.10gb` partitions are
+    14 slices of their own resource (SEMANTICS.md R7): the whole-GPU p5 guarantees (nlp 12 + vision
+    10 instances) keep 22 of the 32 instances whole (176 GPUs), the other 10 are taken as split into
+    1g.10gb, 8 H100 x 7 per GPU (NVIDIA "Supported MIG Profiles") = 56 slices each, 560 in all.
+    speech: g5 in vCPU and memory, no whole GPU."""
     cap = cluster_capacity(tree_with_new_fields(), "gpu-west")
     teams = {str(t.name): t for t in cap.teams}
     g5 = InstanceTypeName("ml.g5.12xlarge")
@@ -61,7 +64,10 @@ def test_finer_quota_units_and_absolute_borrow_limits() -> None:
     assert vision.guaranteed_gpus == {P5: 80, g5: 8}
     assert (vision.borrow_limit_gpus(P5), vision.borrow_limit_gpus(g5)) == (16, 4)
     recsys = teams["recsys"]
-    assert recsys.guaranteed_gpus == {P5: 0, g5: 16}
+    mig = InstanceTypeName("ml.p5.48xlarge:mig-1g.10gb")
+    assert recsys.guaranteed_gpus == {P5: 0, g5: 16, mig: 14}
+    assert cap.capacity_gpus == {g5: 16 * 4, P5: 22 * 8, mig: 10 * 56}
+    assert cap.slices_per_instance == {mig: 56}
     assert recsys.absolute_borrow_gpus == {}
     assert teams["speech"].guaranteed_gpus == {g5: 0}
     assert cap.problems() == []
