@@ -49,6 +49,11 @@ class S3State:
     def key(self, stack: str) -> str:
         return "/".join(p for p in (self.prefix, "stacks", stack, STATE_NAME) if p)
 
+    @property
+    def records_prefix(self) -> str:
+        """Where the reconcilers' shared records (applied commit, audit checkpoints, leases) live."""
+        return "/".join(p for p in (self.prefix, "reconciler") if p)
+
     def url(self, stack: str) -> str:
         return f"s3://{self.bucket}/{self.key(stack)}"
 
