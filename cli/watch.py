@@ -186,6 +186,12 @@ class Daemon:
             self._replica = Replica.start(self.records(), parallelism=self.settings.terraform.parallelism)
         return self._replica
 
+    def close(self) -> None:
+        """On the way out: give the leader lease up (another replica leads at once) and stop renewing."""
+        if self._replica is not None:
+            self._replica.step_down()
+            self._replica.keeper.stop()
+
     def records(self) -> RecordStore:
         """The reconciler's records: the state bucket's with an S3 state backend, else the state dir."""
         from engines.factory import reconciler_records

@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NewType
@@ -153,6 +153,7 @@ class Held:
     renewed: float  # monotonic time of the last successful write
     lost: threading.Event = field(default_factory=threading.Event)
     taken_from: str | None = None  # the holder whose lease expired (it is dead, or cut off), if any
+    taken_at: datetime = field(default_factory=lambda: datetime.now(UTC))  # wall clock, for terraform's locks
 
     def check(self) -> None:
         """Raise StaleEpochError when this lease was lost: a write under it must not happen."""
@@ -242,6 +243,7 @@ class Keeper:
 
     leases: Leases
     on_lost: Callable[[Held], None] = lambda held: None
+    campaign: Callable[[], None] | None = None  # each round after the renewals (a candidate's retry)
     _held: dict[str, Held] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -270,6 +272,9 @@ class Keeper:
                 held.lost.set()
                 self.drop(held)
                 self.on_lost(held)
+        if self.campaign is not None:
+            with suppress(Exception):  # an S3 error: the next round tries again
+                self.campaign()
 
     def start(self) -> Keeper:
         """Renew in a daemon thread for the rest of the process (a reconciler's leases live

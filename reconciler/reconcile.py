@@ -55,7 +55,7 @@ from reconciler.audit_store import PushOutcome
 from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
 from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.remote import is_ancestor, rewrite_refusal
-from reconciler.replicas import COMPLETE, FAILED, Replica, split_scope
+from reconciler.replicas import COMPLETE, FAILED, Replica, break_dead_locks, split_scope
 from reconciler.reviewed import differing, reviewed_plan
 from reconciler.write_ahead import LeaseStamp, apply_audited, resolve_interrupted
 from stacks.affected import affected_stacks
@@ -276,10 +276,7 @@ def _shared_pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, eng
     if leader is None:
         return _follow(repo_path, subdir, engine_for, replica=replica, branch=branch, audit=audit, on_apply=on_apply,
                        stop=stop, clusters=options.clusters)
-    try:
-        return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options, leader)
-    finally:
-        replica.step_down(leader)
+    return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options, leader)
 
 
 def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
@@ -321,7 +318,11 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     scope = with_replan(reconcile_scope(base_tree, report.tree, engine.known_stacks()),
                         replan, head=report.tree, known=engine.known_stacks())
     shared = _Shared.of(options.replica, leader, scope, report.tree)
-    scope = shared.scope if shared else scope
+    if shared is not None:
+        scope = shared.scope
+        if leader is not None and leader.taken_from:  # the last leader died: its terraform locks are dead too
+            break_dead_locks(engine, [(s, leader) for s in (*scope.plan, *scope.destroy)])
+            leader.taken_from = None  # once: from now on this leader's own terraform runs hold them
     plans, failures = split_outcomes(engine.plan_many(list(scope.plan), destroy=scope.destroy))
     if failures:  # apply nothing of a pass that could not be planned whole
         return clusters.passed(PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures))
@@ -404,6 +405,8 @@ class _Shared:
             stop: threading.Event | None, on_apply: Callable[[ApplyResult], None] | None, author: str | None) -> None:
         """Publish the project stacks, claim and apply them with the others, merge what this
         replica did into `result` (the pass fails when any stack failed, here or elsewhere)."""
+        if audit is not None and result.records:
+            audit.push()  # the leader's own records, before the shared part (a dead leader keeps none)
         pass_id = self.replica.publish(branch, base=result.base, head=result.head, leader=self.leader,
                                        stacks=self.projects)
         self.published = True

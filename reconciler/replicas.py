@@ -23,7 +23,8 @@ import threading
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
 from engines.leases import LEADER, Held, Keeper, Lease, Leases, LeaseTiming, StaleEpochError, new_holder
 from engines.objects import RecordStore, update
@@ -98,11 +99,30 @@ class Replica:
     leases: Leases
     keeper: Keeper
     parallelism: int = 2
+    elected: Held | None = None  # the leader lease, while this replica holds it
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def start(cls, records: RecordStore, *, parallelism: int, timing: LeaseTiming | None = None) -> Replica:
+        """A replica whose keeper renews its leases and, like client-go's candidates, tries the
+        leader lease every retry period: a dead leader is replaced once its lease expires, also
+        while this replica is busy with its share of a pass (it leads from its next pass on)."""
         leases = Leases(records, me=new_holder(), timing=timing or LeaseTiming())
-        return cls(leases, Keeper(leases).start(), parallelism)
+        replica = cls(leases, Keeper(leases), parallelism)
+        replica.keeper.campaign = replica.campaign
+        replica.keeper.start()
+        return replica
+
+    def campaign(self) -> None:
+        with self._lock:
+            if self.elected is not None and not self.elected.lost.is_set():
+                return
+            self.elected = None
+        held = self.leases.try_acquire(LEADER)
+        if held is not None:
+            with self._lock:
+                self.elected = held
+                self.keeper.keep(held)
 
     @property
     def records(self) -> RecordStore:
@@ -113,14 +133,22 @@ class Replica:
 
     # --- the leader ------------------------------------------------------------------------------
     def lead(self) -> Held | None:
-        held = self.leases.try_acquire(LEADER)
-        if held is not None:
-            self.keeper.keep(held)
-        return held
+        """The leader lease, held already (elected by the keeper) or taken now; None: another leads.
+        It is kept across passes while this replica lives (as client-go's leader keeps leading)."""
+        with self._lock:
+            if self.elected is not None and not self.elected.lost.is_set():
+                return self.elected
+        self.campaign()
+        with self._lock:
+            return self.elected
 
-    def step_down(self, held: Held) -> None:
-        self.keeper.drop(held)
-        self.leases.release(held)
+    def step_down(self) -> None:
+        """Give the leader lease up at once (on shutdown): another replica leads without waiting."""
+        with self._lock:
+            held, self.elected = self.elected, None
+        if held is not None:
+            self.keeper.drop(held)
+            self.leases.release(held)
 
     def publish(self, branch: str, *, base: str | None, head: str, leader: Held,
                 stacks: Sequence[StackName]) -> str:
@@ -183,6 +211,7 @@ class Replica:
                audit: AuditLog | None, stop: threading.Event | None,
                on_apply: Callable[[ApplyResult], None] | None, source_author: str | None, worked: Worked) -> None:
         held = dict(claimed)
+        break_dead_locks(engine, [(s, h) for s, h in claimed if h.taken_from])
         try:
             plans, failures = split_outcomes(engine.plan_many([s for s, _ in claimed]))
             worked.plans += plans
@@ -194,6 +223,8 @@ class Replica:
                                     stop=halt, source_author=source_author, leases=stamp)
         except StaleEpochError:
             applied = None  # a lease was lost before the intent: nothing applied, the new holder plans it
+        if audit is not None and applied is not None and applied.records:
+            audit.push()  # at once: a replica that dies next must not take its records with it
         worked.results += applied.results if applied else []
         worked.records += applied.records if applied else []
         if applied is not None and applied.audit_error and worked.audit_error is None:
@@ -209,6 +240,30 @@ class Replica:
                 self.leases.release(lease, failed=pass_id)
             else:
                 self.leases.release(lease)  # stopped or lost: another replica claims it
+
+
+@runtime_checkable
+class LockBreaker(Protocol):
+    """An engine that can free a stack's state lock left by a dead holder (terraform's S3 lock)."""
+
+    def break_dead_lock(self, stack: StackName, *, lease_taken_at: datetime) -> str | None: ...
+
+
+def break_dead_locks(engine: Engine, taken: Sequence[tuple[StackName, Held]]) -> list[str]:
+    """For stacks whose lease was taken from an expired holder: its terraform lock, if it left one
+    (else the next plan would wait -lock-timeout and fail). The lock IDs freed. A failure to free
+    one is left to the plan, which then says who holds the lock."""
+    if not isinstance(engine, LockBreaker):
+        return []
+    freed = []
+    for stack, lease in taken:
+        try:
+            found = engine.break_dead_lock(stack, lease_taken_at=lease.taken_at)
+        except Exception:
+            found = None
+        if found:
+            freed.append(found)
+    return freed
 
 
 def _check_all(held: Sequence[Held] | Any) -> None:

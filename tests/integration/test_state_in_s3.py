@@ -103,3 +103,32 @@ def test_a_state_bucket_without_versioning_is_refused_before_anything_is_planned
     assert "put-bucket-versioning" in refused.stderr and "Traceback" not in refused.stderr
     iam = own_endpoint.client("iam", account="111122223333", region=REGION)
     assert not iam.list_roles(PathPrefix="/hypergov/")["Roles"]  # nothing applied, nothing planned into AWS
+
+
+def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3_state(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """The removed stack's configuration and inventory are kept beside its state in S3, so a
+    reconciler without the stack's directory plans its destroy instead of "nothing was ever applied"."""
+    _bucket(own_endpoint, versioned=True)
+    _, clone, _ = _remote_and_clone(tmp_path)
+    env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
+    first = _hypergov(env, tmp_path, "reconcile")
+    assert first.returncode == 0, first.stdout + first.stderr
+    s3 = own_endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    kept = {item["Key"] for item in s3.list_objects_v2(Bucket=BUCKET, Prefix="prod/stacks/project-speech/")["Contents"]}
+    assert {"prod/stacks/project-speech/main.tf.json", "prod/stacks/project-speech/inventory.json"} <= kept
+    iam = own_endpoint.client("iam", account="111122223333", region=REGION)
+    assert [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]
+
+    shutil.rmtree(tmp_path / "state")
+    repo = git.Repo(clone)
+    (clone / "config" / "projects" / "speech.yaml").unlink()
+    shutil.rmtree(clone / "config" / "workloads" / "speech", ignore_errors=True)
+    repo.git.add("-A", "config")
+    repo.index.commit("speech leaves", author=git.Actor("dev", "dev@example.com"))
+    removed = _hypergov(env, tmp_path, "reconcile")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    [outcome] = [r for r in audit_records(clone) if r["type"] == "outcome" and r["stack"] == "project-speech"
+                 and any(a.startswith("delete ") for a in r["applied"])]
+    assert "delete aws_iam_role.role-engineer_ml-prod" in outcome["applied"]
+    assert not [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]
