@@ -167,8 +167,8 @@ def _state(records: RecordStore) -> dict[str, Any]:
     try:
         found = records.read(STATE_FILE)
     except RecordUnreadable as exc:
-        raise ReconcilerStateError(f"{exc}; the next pass then plans every stack (plans compare with live state, "
-                                   "so nothing is applied twice)") from exc
+        raise ReconcilerStateError(f"{exc}; delete it and the next pass plans every stack (plans compare with "
+                                   "live state, so nothing is applied twice)") from exc
     return _checked(found.data if found else {}, records.where(STATE_FILE))
 
 
@@ -224,8 +224,8 @@ def _update(records: RecordStore, change: Callable[[dict[str, Any]], dict[str, A
     try:
         update(records, STATE_FILE, change)
     except RecordUnreadable as exc:
-        raise ReconcilerStateError(f"{exc}; the next pass then plans every stack (plans compare with live state, "
-                                   "so nothing is applied twice)") from exc
+        raise ReconcilerStateError(f"{exc}; delete it and the next pass plans every stack (plans compare with "
+                                   "live state, so nothing is applied twice)") from exc
 
 
 @dataclass(frozen=True)
