@@ -56,8 +56,8 @@ def compared_tree(settings: Settings, *, against: str, branch: str, repo: Path |
     from engines.factory import reconciler_records
     from hypergov.gitsource import NotInRepositoryError, locate_tree, read_tree_at
     from hypergov.validate import load_valid_tree, validate_files
+    from reconciler.applied_record import applied_commit
     from reconciler.audit import source_commit
-    from reconciler.reconcile import applied_commit
 
     applied = applied_commit(reconciler_records(settings), branch) if against == "applied" else None
     try:

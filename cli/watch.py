@@ -246,8 +246,9 @@ class Daemon:
             self._last_scan = attempt
 
     def _scan(self, options: DriftOptions) -> None:
+        from reconciler.applied_record import applied_commit
         from reconciler.drift_schedule import save_summary, summary_of, write_atomically
-        from reconciler.reconcile import applied_commit, exclusive
+        from reconciler.reconcile import exclusive
 
         commit = applied_commit(self.records(), self.branch)
         if commit is None:
@@ -306,8 +307,8 @@ class Daemon:
     def _save_failure(self, failure: Failure) -> None:
         from datetime import UTC, datetime
 
+        from reconciler.applied_record import applied_commit
         from reconciler.drift_schedule import DriftSummary, save_summary
-        from reconciler.reconcile import applied_commit
 
         try:
             save_summary(self.state_dir, DriftSummary(

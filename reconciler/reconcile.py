@@ -23,7 +23,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,9 +38,9 @@ from engines.hyperpod.cluster_executor import (
     live_arns,
     with_cluster_arns,
 )
-from engines.leases import Held, StaleEpochError
-from engines.objects import LocalRecords, RecordStore, RecordUnreadable, update
-from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryError, classify, permanent
+from engines.leases import Held
+from engines.objects import RecordStore
+from engines.outcomes import Failure, FailureKind, TemporaryError, classify, permanent
 from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
 from engines.protocol import Engine
 from engines.schedule import STOPPING
@@ -50,6 +49,7 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.rules.clusters import removed_managed_clusters
 from hypergov.validate import validate_files
+from reconciler.applied_record import _keep_replan, _remember, applied_commit, local_records, replan_stacks
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
 from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
@@ -61,7 +61,6 @@ from reconciler.write_ahead import LeaseStamp, apply_audited, resolve_interrupte
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
-STATE_FILE = "reconciler.json"
 LOCK_FILE = "reconciler.lock"
 
 PassStatus = Literal["up to date", "applied", "invalid", "rewritten", "plan failed", "apply failed", "stopped"]
@@ -150,82 +149,6 @@ def exclusive(state_dir: Path) -> Iterator[None]:
         finally:
             clear_holder(state_dir / LOCK_FILE)
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-class ReconcilerStateError(PermanentError):
-    """The reconciler's record of what it applied is unreadable; the message says how to recover."""
-
-    reason = "reconciler-state"
-
-
-def local_records(state_dir: Path) -> RecordStore:
-    """The default home of the reconciler's records: its state directory."""
-    return LocalRecords(state_dir)
-
-
-def _state(records: RecordStore) -> dict[str, Any]:
-    try:
-        found = records.read(STATE_FILE)
-    except RecordUnreadable as exc:
-        raise ReconcilerStateError(f"{exc}; delete it and the next pass plans every stack (plans compare with "
-                                   "live state, so nothing is applied twice)") from exc
-    return _checked(found.data if found else {}, records.where(STATE_FILE))
-
-
-def _checked(data: dict[str, Any], where: str) -> dict[str, Any]:
-    if not isinstance(data.get("branches", {}), dict):
-        raise ReconcilerStateError(f"{where} is unreadable (expected {{\"branches\": {{branch: {{\"applied_commit\": "
-                                   "sha}}}}); delete it and the next pass plans every stack (plans compare with live "
-                                   "state, so nothing is applied twice)")
-    return data
-
-
-def applied_commit(records: RecordStore, branch: str) -> str | None:
-    entry = _state(records).get("branches", {}).get(branch)
-    value = entry.get("applied_commit") if isinstance(entry, dict) else None
-    return str(value) if value else None
-
-
-def replan_stacks(records: RecordStore, branch: str) -> list[StackName]:
-    """Stacks an interrupted apply left, to plan in the next pass whatever changed."""
-    entry = _state(records).get("branches", {}).get(branch)
-    stacks = entry.get("replan", []) if isinstance(entry, dict) else []
-    return [StackName(str(s)) for s in stacks] if isinstance(stacks, list) else []
-
-
-def _keep_replan(records: RecordStore, branch: str, stacks: Sequence[StackName]) -> None:
-    def change(data: dict[str, Any]) -> dict[str, Any]:
-        entry = _checked(data, records.where(STATE_FILE)).setdefault("branches", {}).setdefault(branch, {})
-        entry["replan"] = sorted({*entry.get("replan", []), *stacks})
-        return data
-
-    _update(records, change)
-
-
-def _remember(records: RecordStore, branch: str, commit: str, *, epoch: int | None = None) -> None:
-    """The head applied in full (and nothing left to plan again from an interrupted apply). With
-    `epoch` (the leader lease's fencing token) a record written under a newer lease is never
-    overwritten: a stale leader's write is refused (`StaleEpochError`)."""
-    def change(data: dict[str, Any]) -> dict[str, Any]:
-        recorded = _checked(data, records.where(STATE_FILE)).get("epoch")
-        if epoch is not None and isinstance(recorded, int) and recorded > epoch:
-            raise StaleEpochError(f"{records.where(STATE_FILE)} was written under lease epoch {recorded}, this "
-                                  f"reconciler holds {epoch}: another reconciler leads now; nothing recorded")
-        data.setdefault("branches", {})[branch] = {
-            "applied_commit": commit, "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-        if epoch is not None:
-            data["epoch"] = epoch
-        return data
-
-    _update(records, change)
-
-
-def _update(records: RecordStore, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-    try:
-        update(records, STATE_FILE, change)
-    except RecordUnreadable as exc:
-        raise ReconcilerStateError(f"{exc}; delete it and the next pass plans every stack (plans compare with "
-                                   "live state, so nothing is applied twice)") from exc
 
 
 @dataclass(frozen=True)

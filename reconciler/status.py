@@ -18,10 +18,11 @@ from typing import Any
 import git
 
 from engines.objects import RecordStore
+from reconciler.applied_record import ReconcilerStateError, _state, local_records
 from reconciler.audit_store import DEFAULT_BRANCH, AuditStore
 from reconciler.drift_schedule import load_summary
 from reconciler.lock_holder import LockHolder, read_holder
-from reconciler.reconcile import LOCK_FILE, ReconcilerStateError, _state, local_records
+from reconciler.reconcile import LOCK_FILE
 
 CLONE_DIR = "repo"  # the reconciler's own clone of a remote governance repository, under the state dir
 

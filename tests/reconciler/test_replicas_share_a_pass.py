@@ -26,8 +26,9 @@ from engines.leases import Leases, LeaseTiming
 from engines.objects import S3Records
 from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
 from hypergov.model.tree import GovernanceTree
+from reconciler.applied_record import STATE_FILE, applied_commit
 from reconciler.audit import AuditLog
-from reconciler.reconcile import STATE_FILE, PassOptions, PassResult, applied_commit, reconcile_once
+from reconciler.reconcile import PassOptions, PassResult, reconcile_once
 from reconciler.replicas import Replica
 from stacks.spec import plan_stacks
 from tests.example_tree import CONFIG
