@@ -36,6 +36,19 @@ def example_files() -> dict[str, bytes]:
 
 
 def example_tree() -> GovernanceTree:
-    report = validate_files(example_files())
-    assert report.ok, report.problems
+    return valid_tree(example_files())
+
+
+def valid_tree(files: dict[str, bytes]) -> GovernanceTree:
+    """The tree of `files`, which must validate."""
+    report = validate_files(files)
+    assert report.ok and report.tree is not None, report.problems
     return report.tree
+
+
+def edited_example(path: str, old: bytes, new: bytes) -> dict[str, bytes]:
+    """The example's files with `old` (which must be there) replaced by `new` in `path`."""
+    files = example_files()
+    assert old in files[path]
+    files[path] = files[path].replace(old, new)
+    return files

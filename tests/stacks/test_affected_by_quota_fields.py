@@ -6,24 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from hypergov.validate import validate_files
 from stacks.affected import affected_stacks
+from tests.example_tree import edited_example as _edit
 from tests.example_tree import example_files
+from tests.example_tree import valid_tree as _tree
 
 LIMIT = b"    borrow_limit_percent: 50\n"
-
-
-def _tree(files: dict[str, bytes]):  # type: ignore[no-untyped-def]
-    report = validate_files(files)
-    assert report.ok, report.problems
-    return report.tree
-
-
-def _edit(path: str, old: bytes, new: bytes) -> dict[str, bytes]:
-    files = example_files()
-    assert old in files[path]
-    files[path] = files[path].replace(old, new)
-    return files
 
 
 @pytest.mark.parametrize(("files", "changed"), [
