@@ -19,8 +19,7 @@ from engines.settings import SettingsError
 from engines.terraform.runner import TerraformError
 from engines.terraform.workspace import MirrorNotFoundError
 from hypergov.validate import InvalidTreeError, validate_files
-from reconciler.applied_record import ReconcilerStateError
-from reconciler.reconcile import ReconcilerBusyError
+from reconciler.reconcile import ReconcilerBusyError, ReconcilerStateError
 
 
 def _client_error(code: str, status: int, operation: str = "CreateComputeQuota") -> bex.ClientError:
