@@ -11,6 +11,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -167,6 +168,8 @@ class TerraformRunner:
             said.append(line)
             if "Creation complete" in line:
                 os.killpg(proc.pid, signal.SIGKILL)
+                sys.stderr.write(f"failpoint {IN_APPLY}: killed after terraform said: {line}")
+                sys.stderr.flush()
                 failpoints.reached(IN_APPLY)
         if proc.wait() != 0:  # nothing was created: the failpoint did not fire, the apply ended as usual
             raise TerraformError(args[0], "".join(said))

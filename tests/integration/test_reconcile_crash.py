@@ -21,14 +21,16 @@ from pathlib import Path
 
 import git
 import pytest
+import yaml
 
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE
-from tests.integration.conftest import CREDENTIALS, MANAGEMENT, PROD, REGION, audit_records
+from tests.integration.conftest import CONFIG, CREDENTIALS, MANAGEMENT, PROD, REGION, audit_records
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
 SOURCE = Path(__file__).resolve().parents[2]  # this checkout, not whichever one the venv installed
+GOVERNED = tuple(a["id"] for a in yaml.safe_load((CONFIG / "org.yaml").read_text())["accounts"])
 APPLIED = ["org", "cluster-gpu-west", "project-speech"]  # the trimmed tree's stacks with changes on a first pass
 
 
@@ -83,7 +85,7 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     assert (tmp_path / "state" / LOCK_FILE).exists()  # held at death: the kernel released the flock
     if failpoint == "in-terraform-apply":  # killed inside terraform, once it had created something
-        assert _live_org_objects(own_endpoint), "terraform was killed before it created anything"
+        assert _live_org_objects(own_endpoint), "terraform was killed before it created anything: " + killed.stderr[-2000:]
 
     restarted = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not busy, converged
@@ -115,11 +117,14 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
 
 
 def _live_org_objects(endpoint: EmbeddedAwsProcess) -> list[str]:
-    """Names of the org stack's roles, policies, topics and SCPs that are live in AWS."""
-    iam = endpoint.client("iam", account=PROD, region=REGION)
-    found = [r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
-    found += [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"]]
-    found += [t["TopicArn"] for t in endpoint.client("sns", account=PROD, region=REGION).list_topics()["Topics"]]
+    """Names of the org stack's roles, policies, topics and SCPs that are live in AWS, in every
+    account the tree governs (the boundary policy is made in each, so it may be the first created)."""
+    found: list[str] = []
+    for account in GOVERNED:
+        iam = endpoint.client("iam", account=account, region=REGION)
+        found += [r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
+        found += [p["PolicyName"] for p in iam.list_policies(Scope="Local")["Policies"]]
+        found += [t["TopicArn"] for t in endpoint.client("sns", account=account, region=REGION).list_topics()["Topics"]]
     organizations = endpoint.client("organizations", account=MANAGEMENT, region=REGION)
     found += [p["Name"] for p in organizations.list_policies(Filter="SERVICE_CONTROL_POLICY")["Policies"]
               if p["Name"] != "FullAWSAccess"]
