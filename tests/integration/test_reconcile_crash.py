@@ -85,7 +85,8 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     assert (tmp_path / "state" / LOCK_FILE).exists()  # held at death: the kernel released the flock
     if failpoint == "in-terraform-apply":  # killed inside terraform, once it had created something
-        assert _live_org_objects(own_endpoint), "terraform was killed before it created anything: " + killed.stderr[-2000:]
+        created = killed.stderr[-2000:]
+        assert _live_org_objects(own_endpoint), f"terraform was killed before it created anything: {created}"
 
     restarted = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not busy, converged
