@@ -11,12 +11,16 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.plan import cli_errors, load_cli_settings
 from engines.settings import Settings
 from hypergov import naming
+
+if TYPE_CHECKING:
+    from reconciler.audit_store import Checkpoint
 
 VERIFY_EXIT = "Exit status: 0 intact, 1 broken (the first bad record is named) or any error, usage included."
 LOG_EXIT = "Exit status: 0 listed (also when nothing matches), 1 any error, usage included."
@@ -64,15 +68,14 @@ def verify_cmd(settings_file: Path | None, repo: str | None, branch: str | None,
     """Recompute the chain over every record of the audit branch: an edited, deleted, inserted or
     reordered record, or a rewritten branch (against the checkpoint the reconciler keeps), is
     found and the first bad record named."""
-    from reconciler.audit import AUDIT_STATE
     from reconciler.audit_store import AuditStore, Checkpoint
     from reconciler.audit_verify import opened, verify_branch
 
     settings = load_cli_settings(settings_file, None)
     where, own = _where(settings, repo)
     branch = branch or settings.audit_branch
-    checkpoint = Checkpoint(checkpoint_file or Path(settings.state_dir) / AUDIT_STATE / "checkpoint.json")
-    links = checkpoint.links(branch, "written" if own else "pushed")
+    checkpoint = Checkpoint.at(checkpoint_file) if checkpoint_file else _own_checkpoint(settings)
+    links = checkpoint.links(branch, "written" if own else "pushed") if checkpoint else []
     with opened(where, branch=branch) as path:
         verdict = verify_branch(AuditStore(path, branch=branch), checkpoint=links,
                                 allowed_signers=allowed_signers or settings.audit_allowed_signers)
@@ -88,6 +91,21 @@ def verify_cmd(settings_file: Path | None, repo: str | None, branch: str | None,
         click.echo(f"BROKEN: {bad.path}{f' (record {bad.seq})' if bad.seq is not None else ''}: {bad.why}", err=True)
         click.echo(f"  {verdict.records} record(s) before it are intact; branch {branch} of {where}", err=True)
     sys.exit(0 if verdict.ok else 1)
+
+
+def _own_checkpoint(settings: Settings) -> Checkpoint | None:
+    """This state directory's writer's checkpoint: in the state bucket with an S3 state backend,
+    else in the state directory (None: this state directory never wrote a record)."""
+    from engines.factory import reconciler_records
+    from reconciler.audit import AUDIT_STATE, checkpoint_of
+
+    state_dir = Path(settings.state_dir).resolve()
+    writer = state_dir / AUDIT_STATE / "writer"
+    if settings.state_backend is None:
+        return checkpoint_of(state_dir, "", None)
+    if not writer.exists():
+        return None
+    return checkpoint_of(state_dir, writer.read_text().strip(), reconciler_records(settings))
 
 
 @audit.command("log", epilog=LOG_EXIT)

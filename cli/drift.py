@@ -53,12 +53,13 @@ def compared_tree(settings: Settings, *, against: str, branch: str, repo: Path |
     """The tree whose desired state the scan compares with: the one the reconciler last applied to
     `branch` (its record in the state directory; read from `repo` when given, the reconciler's
     repository), else the working tree."""
+    from engines.factory import reconciler_records
     from hypergov.gitsource import NotInRepositoryError, locate_tree, read_tree_at
     from hypergov.validate import load_valid_tree, validate_files
+    from reconciler.applied_record import applied_commit
     from reconciler.audit import source_commit
-    from reconciler.reconcile import applied_commit
 
-    applied = applied_commit(Path(settings.state_dir).resolve(), branch) if against == "applied" else None
+    applied = applied_commit(reconciler_records(settings), branch) if against == "applied" else None
     try:
         where = locate_tree(settings.config_dir, repo=repo)
     except NotInRepositoryError:

@@ -167,6 +167,7 @@ def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str,
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        daemon.close()
     log.event("reconciler.stopped", "reconciler stopped (SIGTERM)", reason="SIGTERM")
 
 

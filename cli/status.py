@@ -26,6 +26,7 @@ def status_cmd(settings_file: Path | None, repo_path: Path | None, branches: tup
     the commits behind the branch head, the last scheduled drift scan and its counts, audit
     records waiting to be pushed, and who holds the state directory's lock (and whether it runs).
     Reads the state directory's records only; never contacts AWS."""
+    from engines.factory import reconciler_records
     from reconciler.status import default_repo, gather_status, status_lines
 
     settings = load_cli_settings(settings_file, None)
@@ -34,7 +35,7 @@ def status_cmd(settings_file: Path | None, repo_path: Path | None, branches: tup
                                lambda: _governance_repo(settings.config_dir, settings.audit_repo))
     status = gather_status(state_dir, repo, branches=branches, clone=clone,
                            audit_repo=settings.audit_repo.resolve() if settings.audit_repo else None,
-                           audit_branch=settings.audit_branch)
+                           audit_branch=settings.audit_branch, records=reconciler_records(settings))
     if as_json:
         click.echo(json.dumps(status.as_dict(), indent=2))
     else:

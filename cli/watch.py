@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from cli.drift import ComparedTree
     from cli.follow import Followed
     from engines.live.items import LiveScan
+    from engines.objects import RecordStore
     from engines.plan import ApplyResult
     from reconciler.audit import AuditLog
     from reconciler.daemon import Decision
     from reconciler.reconcile import PassResult
+    from reconciler.replicas import Replica
 
 
 def audit_repo_of(settings: Settings, repo: Path) -> Path:
@@ -129,6 +131,8 @@ class Daemon:
     _started: float | None = None
     _head: str | None = None
     _last_scan: float | None = None
+    _records: RecordStore | None = None
+    _replica: Replica | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -161,7 +165,8 @@ class Daemon:
         return reconcile_once(self.repo, self.branch, self.subdir, self.state_dir,
                               lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=self.audit(),
                               on_apply=lambda result: report_apply(log, result), stop=self.stop,
-                              options=PassOptions(fetch=None, allow_rewrite=self.allow_rewrite,
+                              options=PassOptions(fetch=None, allow_rewrite=self.allow_rewrite, records=self.records(),
+                                                  replica=self.replica(),
                                                   clusters=lambda tree: cluster_executor(
                                                       settings, tree, progress=lambda line: log.event(
                                                           "cluster.progress", f"  {line}"))))
@@ -169,7 +174,31 @@ class Daemon:
     def audit(self) -> AuditLog:
         from reconciler.audit import AuditLog
 
-        return AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo))
+        shared = self.records() if self.settings.state_backend else None
+        return AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo), shared=shared)
+
+    def replica(self) -> Replica | None:
+        """With an S3 state backend this reconciler is one replica among any others on the same
+        bucket (leases, `reconciler.replicas`); its holder id lasts as long as the process."""
+        from reconciler.replicas import Replica
+
+        if self.settings.state_backend and self._replica is None:
+            self._replica = Replica.start(self.records(), parallelism=self.settings.terraform.parallelism)
+        return self._replica
+
+    def close(self) -> None:
+        """On the way out: give the leader lease up (another replica leads at once) and stop renewing."""
+        if self._replica is not None:
+            self._replica.step_down()
+            self._replica.keeper.stop()
+
+    def records(self) -> RecordStore:
+        """The reconciler's records: the state bucket's with an S3 state backend, else the state dir."""
+        from engines.factory import reconciler_records
+
+        if self._records is None:
+            self._records = reconciler_records(self.settings)
+        return self._records
 
     def _took(self) -> float:
         seconds = self.clock() - self._started if self._started is not None else 0.0
@@ -217,10 +246,11 @@ class Daemon:
             self._last_scan = attempt
 
     def _scan(self, options: DriftOptions) -> None:
+        from reconciler.applied_record import applied_commit
         from reconciler.drift_schedule import save_summary, summary_of, write_atomically
-        from reconciler.reconcile import applied_commit, exclusive
+        from reconciler.reconcile import exclusive
 
-        commit = applied_commit(self.state_dir, self.branch)
+        commit = applied_commit(self.records(), self.branch)
         if commit is None:
             self.log.event("drift.skipped", f"{self.branch}: drift scan skipped: nothing applied yet")
             return
@@ -277,12 +307,12 @@ class Daemon:
     def _save_failure(self, failure: Failure) -> None:
         from datetime import UTC, datetime
 
+        from reconciler.applied_record import applied_commit
         from reconciler.drift_schedule import DriftSummary, save_summary
-        from reconciler.reconcile import applied_commit
 
         try:
             save_summary(self.state_dir, DriftSummary(
-                at=datetime.now(UTC).isoformat(timespec="seconds"), commit=applied_commit(self.state_dir, self.branch)
+                at=datetime.now(UTC).isoformat(timespec="seconds"), commit=applied_commit(self.records(), self.branch)
                 or "", complete=False, counts={}, api_calls=0, seconds=0.0, error=failure.message))
         except Exception as exc:  # the state directory itself is unwritable: say so, do not die
             self.log.event("drift.failed", f"{self.branch}: could not record the drift scan: {exc}",

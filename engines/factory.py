@@ -12,6 +12,7 @@ from engines.aws_clients import AwsClients
 from engines.hyperpod.cluster_executor import ClusterExecutor
 from engines.hyperpod.executor import HyperPodExecutor
 from engines.kube import DynamicKubeApi, KubeApi
+from engines.objects import LocalRecords, RecordStore, S3Records
 from engines.protocol import Engine
 from engines.pulumi.engine import PulumiEngine
 from engines.settings import Settings
@@ -57,6 +58,19 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
                            kube_api_for=kube_api_factory(settings), source_commit=source_commit,
                            adopt_with=clients, state=state, s3=s3)
+
+
+def reconciler_records(settings: Settings, *, region: str | None = None) -> RecordStore:
+    """Where the reconciler keeps its shared records (the applied commit, the audit checkpoints,
+    the leases): the state bucket under `<prefix>/reconciler/` with `state_backend: s3://...`,
+    else the state directory. `region`: the bucket's (default: AWS_REGION, else us-east-1; boto3
+    follows S3's redirect to the bucket's own region)."""
+    if not settings.state_backend:
+        return LocalRecords(Path(settings.state_dir).resolve())
+    where = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    state = S3State.parse(settings.state_backend, region=where)
+    s3 = AwsClients(settings=settings.aws).client("s3", region=where)
+    return S3Records(s3, bucket=state.bucket, prefix=state.records_prefix)
 
 
 def cluster_executor(settings: Settings, tree: GovernanceTree, *,

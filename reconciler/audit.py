@@ -21,6 +21,7 @@ from typing import Any
 
 import git
 
+from engines.objects import RecordStore
 from engines.outcomes import temporary
 from engines.plan import ApplyResult, Plan, StackName
 from engines.settings import Settings
@@ -193,6 +194,13 @@ def writer_id(state_dir: Path) -> str:
     return path.read_text().strip()
 
 
+def checkpoint_of(state_dir: Path, writer: str, shared: RecordStore | None) -> Checkpoint:
+    """This writer's checkpoint: in the shared record store when there is one, else the state dir."""
+    if shared is None:
+        return Checkpoint.at(state_dir / AUDIT_STATE / "checkpoint.json")
+    return Checkpoint(shared, f"{AUDIT_STATE}/{writer}/checkpoint.json")
+
+
 @dataclass
 class AuditLog:
     """Where this process records: the store (repository and branch) and its writer id."""
@@ -201,15 +209,18 @@ class AuditLog:
     writer: str
 
     @classmethod
-    def open(cls, repo: Path, *, state_dir: Path, branch: str, signing_key: Path | None = None) -> AuditLog:
-        checkpoint = Checkpoint(state_dir / AUDIT_STATE / "checkpoint.json")
-        return cls(AuditStore(repo, branch=branch, signing_key=signing_key, checkpoint=checkpoint),
-                   writer_id(state_dir))
+    def open(cls, repo: Path, *, state_dir: Path, branch: str, signing_key: Path | None = None,
+             shared: RecordStore | None = None) -> AuditLog:
+        """`shared`: the reconcilers' record store in the state bucket (the checkpoint goes there,
+        one per writer); None: the state directory."""
+        writer = writer_id(state_dir)
+        checkpoint = checkpoint_of(state_dir, writer, shared)
+        return cls(AuditStore(repo, branch=branch, signing_key=signing_key, checkpoint=checkpoint), writer)
 
     @classmethod
-    def from_settings(cls, settings: Settings, repo: Path) -> AuditLog:
+    def from_settings(cls, settings: Settings, repo: Path, *, shared: RecordStore | None = None) -> AuditLog:
         return cls.open(repo, state_dir=Path(settings.state_dir).resolve(), branch=settings.audit_branch,
-                        signing_key=settings.audit_signing_key)
+                        signing_key=settings.audit_signing_key, shared=shared)
 
     def write(self, payloads: Sequence[Mapping[str, Any]], *, subject: str,
               when: datetime | None = None) -> list[dict[str, Any]]:

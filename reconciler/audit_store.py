@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.objects import LocalRecords, RecordStore, RecordUnreadable, update
 from engines.outcomes import PermanentError, TemporaryError
 from reconciler.audit_chain import RECORDS_DIR, START, Link, chained, file_bytes, payload_of, record_path, record_sha256
 
@@ -53,21 +54,28 @@ class PushOutcome:
 
 
 class Checkpoint:
-    """`state_dir/audit/checkpoint.json`: per audit branch, the last record written here (one
-    link, or two while a rebase moves them) and the last one pushed."""
+    """Per audit branch, the last record this writer wrote (one link, or two while a rebase moves
+    them) and the last one pushed: `state_dir/audit/checkpoint.json`, or with an S3 state backend
+    `<prefix>/reconciler/audit/<writer>/checkpoint.json` in the state bucket (a record store,
+    `engines.objects`: written with a compare-and-swap, so a lost write is read again, never
+    clobbered)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, store: RecordStore, name: str) -> None:
+        self.store = store
+        self.name = name
+
+    @classmethod
+    def at(cls, path: Path) -> Checkpoint:
+        """The checkpoint file at `path` (the local default, or `audit verify --checkpoint`)."""
+        return cls(LocalRecords(path.parent), path.name)
 
     def read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return {}
-        except ValueError as exc:
-            raise AuditWriteError(f"{self.path} is unreadable ({exc}); delete it (audit verify then checks the "
-                                  "chain alone until the next record is written)") from exc
-        return data if isinstance(data, dict) else {}
+            found = self.store.read(self.name)
+        except RecordUnreadable as exc:
+            raise AuditWriteError(f"{exc}; delete it (audit verify then checks the chain alone until the next record "
+                                  "is written)") from exc
+        return found.data if found else {}
 
     def links(self, branch: str, which: str) -> list[Link]:
         entry = self.read().get(branch, {})
@@ -76,15 +84,18 @@ class Checkpoint:
         return [Link(int(i["seq"]), str(i["sha256"])) for i in items if isinstance(i, dict)]
 
     def write(self, branch: str, **links: Link | Sequence[Link]) -> None:
-        data = self.read()
-        entry = data.setdefault(branch, {})
-        for which, value in links.items():
-            items = [value] if isinstance(value, Link) else list(value)
-            entry[which] = [{"seq": link.seq, "sha256": link.sha256} for link in items]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        tmp.replace(self.path)  # atomic: a crash leaves the old checkpoint, never half a file
+        def change(data: dict[str, Any]) -> dict[str, Any]:
+            entry = data.setdefault(branch, {})
+            for which, value in links.items():
+                items = [value] if isinstance(value, Link) else list(value)
+                entry[which] = [{"seq": link.seq, "sha256": link.sha256} for link in items]
+            return data
+
+        try:
+            update(self.store, self.name, change)
+        except RecordUnreadable as exc:
+            raise AuditWriteError(f"{exc}; delete it (audit verify then checks the chain alone until the next record "
+                                  "is written)") from exc
 
 
 class AuditStore:

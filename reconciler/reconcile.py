@@ -19,12 +19,10 @@ is no longer in the branch's history.
 from __future__ import annotations
 
 import fcntl
-import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,7 +38,9 @@ from engines.hyperpod.cluster_executor import (
     live_arns,
     with_cluster_arns,
 )
-from engines.outcomes import Failure, FailureKind, PermanentError, TemporaryError, classify
+from engines.leases import Held
+from engines.objects import RecordStore
+from engines.outcomes import Failure, FailureKind, TemporaryError, classify, permanent
 from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
 from engines.protocol import Engine
 from engines.schedule import STOPPING
@@ -49,17 +49,18 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
 from hypergov.rules.clusters import removed_managed_clusters
 from hypergov.validate import validate_files
+from reconciler.applied_record import _keep_replan, _remember, applied_commit, local_records, replan_stacks
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
 from reconciler.audit_store import PushOutcome
 from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
 from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.remote import is_ancestor, rewrite_refusal
+from reconciler.replicas import COMPLETE, FAILED, Replica, break_dead_locks, split_scope
 from reconciler.reviewed import differing, reviewed_plan
-from reconciler.write_ahead import apply_audited, resolve_interrupted
+from reconciler.write_ahead import LeaseStamp, apply_audited, resolve_interrupted
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
-STATE_FILE = "reconciler.json"
 LOCK_FILE = "reconciler.lock"
 
 PassStatus = Literal["up to date", "applied", "invalid", "rewritten", "plan failed", "apply failed", "stopped"]
@@ -150,61 +151,6 @@ def exclusive(state_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-class ReconcilerStateError(PermanentError):
-    """The reconciler's record of what it applied is unreadable; the message says how to recover."""
-
-    reason = "reconciler-state"
-
-
-def _state(state_dir: Path) -> dict[str, Any]:
-    path = state_dir / STATE_FILE
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict) or not isinstance(data.get("branches", {}), dict):
-            raise ValueError("expected {\"branches\": {branch: {\"applied_commit\": sha}}}")
-    except ValueError as exc:  # JSONDecodeError is a ValueError
-        raise ReconcilerStateError(f"{path} is unreadable ({exc}); delete it and the next pass plans every "
-                                   "stack (plans compare with live state, so nothing is applied twice)") from exc
-    return data
-
-
-def applied_commit(state_dir: Path, branch: str) -> str | None:
-    entry = _state(state_dir).get("branches", {}).get(branch)
-    value = entry.get("applied_commit") if isinstance(entry, dict) else None
-    return str(value) if value else None
-
-
-def replan_stacks(state_dir: Path, branch: str) -> list[StackName]:
-    """Stacks an interrupted apply left, to plan in the next pass whatever changed."""
-    entry = _state(state_dir).get("branches", {}).get(branch)
-    stacks = entry.get("replan", []) if isinstance(entry, dict) else []
-    return [StackName(str(s)) for s in stacks] if isinstance(stacks, list) else []
-
-
-def _keep_replan(state_dir: Path, branch: str, stacks: Sequence[StackName]) -> None:
-    data = _state(state_dir)
-    entry = data.setdefault("branches", {}).setdefault(branch, {})
-    entry["replan"] = sorted({*entry.get("replan", []), *stacks})
-    _write_state(state_dir, data)
-
-
-def _remember(state_dir: Path, branch: str, commit: str) -> None:
-    """The head applied in full (and nothing left to plan again from an interrupted apply)."""
-    data = _state(state_dir)
-    data.setdefault("branches", {})[branch] = {
-        "applied_commit": commit, "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    _write_state(state_dir, data)
-
-
-def _write_state(state_dir: Path, data: dict[str, Any]) -> None:
-    path = state_dir / STATE_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)  # atomic: a crash leaves the old record, never half a file
-
-
 @dataclass(frozen=True)
 class PassOptions:
     """How a pass gets and judges its head, beyond the local repository's branch."""
@@ -212,6 +158,8 @@ class PassOptions:
     fetch: Callable[[], object] | None = None  # called under the lock first: a remote's fetch into `repo_path`
     allow_rewrite: bool = False  # apply a head that does not contain the commit applied last
     clusters: Callable[[GovernanceTree], ClusterExecutor] | None = None  # the declared clusters' (None: untouched)
+    records: RecordStore | None = None  # the applied-commit record's home (None: the state directory)
+    replica: Replica | None = None  # several reconcilers share the pass through leases (None: alone)
 
 
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
@@ -226,8 +174,13 @@ def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, e
     with exclusive(state_dir):
         if options.fetch is not None:
             options.fetch()
-        interrupted = resolve_interrupted(audit, keep=lambda s: _keep_replan(state_dir, branch, s)) if audit else []
-        result = _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options)
+        records = options.records or local_records(state_dir)
+        interrupted = resolve_interrupted(audit, keep=lambda s: _keep_replan(records, branch, s)) if audit else []
+        if options.replica is None:
+            result = _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options)
+        else:
+            result = _shared_pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options,
+                                  replica=options.replica)
         result.interrupted = tuple(interrupted)
         if audit is not None:
             if result.records:
@@ -237,16 +190,29 @@ def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, e
         return result
 
 
+def _shared_pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
+                 on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
+                 audit: AuditLog | None, options: PassOptions, *, replica: Replica) -> PassResult:
+    """With other replicas (`reconciler.replicas`): the leader's pass, else this replica's share
+    of the running pass's project stacks."""
+    leader = replica.lead()
+    if leader is None:
+        return _follow(repo_path, subdir, engine_for, replica=replica, branch=branch, audit=audit, on_apply=on_apply,
+                       stop=stop, clusters=options.clusters)
+    return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options, leader)
+
+
 def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
           on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
-          audit: AuditLog | None, options: PassOptions) -> PassResult:
+          audit: AuditLog | None, options: PassOptions, leader: Held | None = None) -> PassResult:
     repo = git.Repo(repo_path)
     try:
         head = str(repo.commit(branch).hexsha)
     except (git.BadName, ValueError) as exc:
         raise RefNotFoundError(f"no branch '{branch}' in {repo_path}") from exc
-    base = applied_commit(state_dir, branch)
-    replan = replan_stacks(state_dir, branch)
+    records = options.records or local_records(state_dir)
+    base = applied_commit(records, branch)
+    replan = replan_stacks(records, branch)
     if base == head and not replan:
         return PassResult(head=head, base=base, status="up to date")
     if base and not options.allow_rewrite and not is_ancestor(repo_path, base, head):
@@ -256,7 +222,7 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return result
     head_tree = tree_id_at(repo_path, head, subdir)
     if base and not replan and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
-        _remember(state_dir, branch, head)  # e.g. only files outside the tree were committed since
+        _remember(records, branch, head, epoch=leader.epoch if leader else None)  # e.g. only files outside the tree
         return PassResult(head=head, base=base, status="up to date")
     report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
     base_tree = _valid_tree_at(repo_path, base, subdir)
@@ -274,6 +240,12 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     engine = engine_for(clusters.tree, head)
     scope = with_replan(reconcile_scope(base_tree, report.tree, engine.known_stacks()),
                         replan, head=report.tree, known=engine.known_stacks())
+    shared = _Shared.of(options.replica, leader, scope, report.tree)
+    if shared is not None:
+        scope = shared.scope
+        if leader is not None and leader.taken_from:  # the last leader died: its terraform locks are dead too
+            break_dead_locks(engine, [(s, leader) for s in (*scope.plan, *scope.destroy)])
+            leader.taken_from = None  # once: from now on this leader's own terraform runs hold them
     plans, failures = split_outcomes(engine.plan_many(list(scope.plan), destroy=scope.destroy))
     if failures:  # apply nothing of a pass that could not be planned whole
         return clusters.passed(PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures))
@@ -282,9 +254,12 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     reviewed = reviewed_plan(state_dir, head_tree)
     refused = differing(reviewed, plans) if reviewed else {}
     applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], audit,
-                            on_done=on_apply, stop=stop, refused=refused, source_author=author)
+                            on_done=on_apply, stop=stop, refused=refused, source_author=author,
+                            leases=shared.stamp(plans) if shared else None)
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
                         audit_error=applied.audit_error, audit_commit=applied.audit_commit, records=applied.records)
+    if shared is not None and not result.errors and not any(r.refusal == STOPPING for r in applied.results):
+        shared.run(result, branch=branch, engine=engine, audit=audit, stop=stop, on_apply=on_apply, author=author)
     if not result.errors and not any(r.refusal == STOPPING for r in applied.results):
         clusters.finish(audit=audit, head=head, author=author, on_apply=on_apply)  # decommissions, after the stacks
     result = clusters.passed(result)
@@ -293,8 +268,92 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     elif result.errors:
         result.status = "apply failed"
     else:
-        _remember(state_dir, branch, head)
+        if leader is not None:
+            leader.check()
+        _remember(records, branch, head, epoch=leader.epoch if leader else None)
+    if shared is not None:
+        shared.conclude(branch, ok=result.status == "applied")
     return result
+
+
+def _follow(repo_path: Path, subdir: str, engine_for: EngineFactory, *, replica: Replica, branch: str,
+            audit: AuditLog | None, on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
+            clusters: Callable[[GovernanceTree], ClusterExecutor] | None) -> PassResult:
+    """Not the leader: claim and apply stacks of the pass the leader published, if one runs
+    (else nothing to do: "up to date" for this replica; the leader reports the pass)."""
+    running = replica.running_pass(branch)
+    try:
+        head = str(git.Repo(repo_path).commit(str(running["head"]) if running else branch).hexsha)
+    except (git.BadName, ValueError):  # the leader's head is not fetched here yet: the next pass helps
+        head, running = str(git.Repo(repo_path).commit(branch).hexsha), None
+    if running is None:
+        return PassResult(head=head, base=None, status="up to date")
+    report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
+    if report.tree is None or not report.ok:  # the leader validated it; today's rules may not: leave it
+        return PassResult(head=head, base=None, status="invalid", problems=tuple(report.problems))
+    tree = report.tree
+    declared = declared_clusters(tree)
+    if clusters is not None and declared:  # the stacks bind to the live clusters' ARNs, as the leader's did
+        tree = with_cluster_arns(tree, live_arns(clusters(tree).plan(declared)))
+    worked = replica.work(engine=engine_for(tree, head), stacks=[StackName(s) for s in running.get("stacks", [])],
+                          pass_id=str(running["pass"]), audit=audit, stop=stop, on_apply=on_apply,
+                          source_author=commit_author(repo_path, head))
+    result = PassResult(head=head, base=running.get("base"), status="applied", plans=worked.plans,
+                        results=worked.results, failures=worked.failures, records=worked.records,
+                        audit_error=worked.audit_error)
+    result.status = "stopped" if worked.stopped else "apply failed" if result.errors else "applied"
+    return result
+
+
+@dataclass
+class _Shared:
+    """The leader's part in a shared pass: the org and cluster stacks are its own, the project
+    stacks are published for every replica to claim (`reconciler.replicas`)."""
+
+    replica: Replica
+    leader: Held
+    scope: Scope  # the leader's own stacks
+    projects: list[StackName]
+    base: str | None = None
+    published: bool = False
+
+    @classmethod
+    def of(cls, replica: Replica | None, leader: Held | None, scope: Scope, tree: GovernanceTree) -> _Shared | None:
+        if replica is None or leader is None:
+            return None
+        own, projects = split_scope(scope.plan, tree)
+        return cls(replica, leader, Scope(plan=tuple(own), destroy=scope.destroy), projects)
+
+    def run(self, result: PassResult, *, branch: str, engine: Engine, audit: AuditLog | None,
+            stop: threading.Event | None, on_apply: Callable[[ApplyResult], None] | None, author: str | None) -> None:
+        """Publish the project stacks, claim and apply them with the others, merge what this
+        replica did into `result` (the pass fails when any stack failed, here or elsewhere)."""
+        if audit is not None and result.records:
+            audit.push()  # the leader's own records, before the shared part (a dead leader keeps none)
+        pass_id = self.replica.publish(branch, base=result.base, head=result.head, leader=self.leader,
+                                       stacks=self.projects)
+        self.published = True
+        worked = self.replica.work(engine=engine, stacks=self.projects, pass_id=pass_id, audit=audit, stop=stop,
+                                   on_apply=on_apply, source_author=author)
+        result.plans += worked.plans
+        result.results += worked.results
+        result.records += worked.records
+        result.failures.update(worked.failures)
+        result.audit_error = result.audit_error or worked.audit_error
+        for stack in worked.failed_elsewhere:
+            result.failures[stack] = permanent(f"{stack} failed in another reconciler's share of this pass (its "
+                                               "audit records say why); the next pass tries it again", "replica")
+        if worked.stopped:
+            result.results.append(ApplyResult(stack=StackName(self.projects[0]), refusal=STOPPING))
+
+    def stamp(self, plans: Sequence[Plan]) -> LeaseStamp:
+        """The leader's own stacks are applied under the leader lease: its epoch on their records."""
+        return LeaseStamp(holder=self.replica.leases.me, epochs={p.stack: self.leader.epoch for p in plans},
+                          check=self.leader.check)
+
+    def conclude(self, branch: str, *, ok: bool) -> None:
+        if self.published:
+            self.replica.conclude(branch, leader=self.leader, state=COMPLETE if ok else FAILED)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """`hypergov status`: what the reconciler of a state directory has done and what it has left,
 read from its records only (never AWS, never the lock itself):
-- per branch, the last applied commit (`reconciler.json`) and how many commits wait behind the
-  branch head (in the repository given, or the reconciler's own clone under `<state_dir>/repo`);
+- per branch, the last applied commit (`reconciler.json`, in the state bucket with an S3 backend)
+  and how many commits wait behind the branch head (in the repository given, or the
+  reconciler's own clone under `<state_dir>/repo`);
 - the last scheduled drift scan (`drift-last.json`) and its counts per kind;
 - audit records waiting to be pushed (`unpushed_records`: the audit branch against its remote);
 - who holds the state directory's lock (`lock_holder`), and whether that process is alive.
@@ -16,10 +17,12 @@ from typing import Any
 
 import git
 
+from engines.objects import RecordStore
+from reconciler.applied_record import ReconcilerStateError, _state, local_records
 from reconciler.audit_store import DEFAULT_BRANCH, AuditStore
 from reconciler.drift_schedule import load_summary
 from reconciler.lock_holder import LockHolder, read_holder
-from reconciler.reconcile import LOCK_FILE, ReconcilerStateError, _state
+from reconciler.reconcile import LOCK_FILE
 
 CLONE_DIR = "repo"  # the reconciler's own clone of a remote governance repository, under the state dir
 
@@ -103,10 +106,12 @@ def branch_status(repo_path: Path | None, branch: str, entry: Mapping[str, Any],
 
 
 def gather_status(state_dir: Path, repo: Path | None, *, branches: Sequence[str] = (), clone: bool = False,
-                  audit_repo: Path | None = None, audit_branch: str = DEFAULT_BRANCH) -> Status:
-    """`audit_repo` holds the audit branch (default: `repo`). Raises ReconcilerStateError when a
-    record is unreadable (the message says how to recover)."""
-    recorded: dict[str, Any] = _state(state_dir).get("branches", {})
+                  audit_repo: Path | None = None, audit_branch: str = DEFAULT_BRANCH,
+                  records: RecordStore | None = None) -> Status:
+    """`audit_repo` holds the audit branch (default: `repo`); `records` the applied-commit record
+    (default: the state directory; the state bucket's with an S3 state backend). Raises
+    ReconcilerStateError when a record is unreadable (the message says how to recover)."""
+    recorded: dict[str, Any] = _state(records or local_records(state_dir)).get("branches", {})
     names = list(dict.fromkeys([*sorted(recorded), *branches]))
     try:
         drift = load_summary(state_dir)

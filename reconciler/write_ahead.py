@@ -18,10 +18,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines import failpoints
+from engines.leases import StaleEpochError
 from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
 from reconciler.audit import AuditLog, AuditTrail, intent_payload, interrupted_payloads, outcome_payload
 from reconciler.audit_store import AuditConflictError, AuditWriteError
+
+
+@dataclass(frozen=True)
+class LeaseStamp:
+    """The leases an apply runs under (several reconcilers): each stack's epoch, the holder, and
+    the check every record write makes first (raises StaleEpochError once one is lost)."""
+
+    holder: str
+    epochs: Mapping[str, int]
+    check: Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -36,12 +47,17 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
                   on_done: Callable[[ApplyResult], None] | None = None,
                   stop: threading.Event | None = None, reason: str | None = None,
                   drift: Mapping[str, tuple[str, ...]] | None = None,
-                  refused: Mapping[str, str] | None = None, source_author: str | None = None) -> AuditedApply:
+                  refused: Mapping[str, str] | None = None, source_author: str | None = None,
+                  leases: LeaseStamp | None = None) -> AuditedApply:
     """Record the intent, apply in dependency order, record the outcomes (in a `finally`: a stack
     cut off mid-apply is recorded as interrupted). Without `audit` (`--no-audit`) nothing is
     recorded. `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a
-    merge; `refused` stacks (stack -> why) are recorded as refused and not applied. Raises
-    `AuditWriteError` (nothing applied) when the intent cannot be recorded."""
+    merge; `refused` stacks (stack -> why) are recorded as refused and not applied. With `leases`
+    (several reconcilers) every record carries the epoch of the lease each stack is applied under,
+    and each write first checks the leases are still held: a stale holder writes nothing (its
+    intent stays open; its next pass records it interrupted and the stack is planned again).
+    Raises `AuditWriteError` (nothing applied) when the intent cannot be recorded, and
+    `StaleEpochError` (nothing applied) when a lease is lost before it."""
     refused = refused or {}
     if not plans:
         return AuditedApply([], None, None)
@@ -49,9 +65,12 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
     intent_id = uuid.uuid4().hex
     records: list[dict[str, Any]] = []
     if audit is not None:
-        records += audit.write([intent_payload(plans, intent_id=intent_id, source_author=source_author,
-                                               reason=reason, refused=refused)],
-                               subject=f"intent: {len(plans)} stack(s)")
+        intent = intent_payload(plans, intent_id=intent_id, source_author=source_author, reason=reason, refused=refused)
+        if leases is not None:
+            leases.check()
+            intent["epochs"] = {p.stack: leases.epochs[p.stack] for p in plans if p.stack in leases.epochs}
+            intent["holder"] = leases.holder
+        records += audit.write([intent], subject=f"intent: {len(plans)} stack(s)")
         failpoints.reached("after-intent")
     for stack, why in refused.items():
         result = ApplyResult(stack=StackName(stack), refusal=why)
@@ -78,11 +97,16 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
         if audit is not None:
             failpoints.reached("after-apply")
             try:
-                written = audit.write([outcome_payload(e, intent_id=intent_id, source_author=source_author)
-                                       for e in trail.recorded()], subject=_subject(trail))
+                outcomes = [outcome_payload(e, intent_id=intent_id, source_author=source_author)
+                            for e in trail.recorded()]
+                if leases is not None:
+                    leases.check()
+                    outcomes = [{**o, "epoch": leases.epochs.get(str(o["stack"])), "holder": leases.holder}
+                                for o in outcomes]
+                written = audit.write(outcomes, subject=_subject(trail))
                 records += written
                 sha = audit.store.tip()
-            except (AuditWriteError, AuditConflictError) as exc:
+            except (AuditWriteError, AuditConflictError, StaleEpochError) as exc:
                 error = f"applied, but the outcome could not be recorded: {exc}"
     return AuditedApply([e.result for e in trail.recorded()], sha, error, records)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -48,6 +49,11 @@ class S3State:
 
     def key(self, stack: str) -> str:
         return "/".join(p for p in (self.prefix, "stacks", stack, STATE_NAME) if p)
+
+    @property
+    def records_prefix(self) -> str:
+        """Where the reconcilers' shared records (applied commit, audit checkpoints, leases) live."""
+        return "/".join(p for p in (self.prefix, "reconciler") if p)
 
     def url(self, stack: str) -> str:
         return f"s3://{self.bucket}/{self.key(stack)}"
@@ -96,3 +102,81 @@ def holds_resources(s3: Any, state: S3State, stack: str) -> bool:
         return bool(json.loads(body).get("resources"))
     except (json.JSONDecodeError, AttributeError):
         return True  # unreadable state: let terraform itself say what is wrong
+
+
+LOCK_SUFFIX = ".tflock"  # Terraform's S3 lock file beside the state (use_lockfile = true)
+
+
+@dataclass(frozen=True)
+class StateLock:
+    """Terraform's lock info (statemgr.LockInfo, JSON): who, when, for what; no process id."""
+
+    id: str
+    who: str
+    operation: str
+    created: datetime | None
+
+
+def read_lock(s3: Any, state: S3State, stack: str) -> StateLock | None:
+    """The stack's `.tflock`, if one is held."""
+    try:
+        body = s3.get_object(Bucket=state.bucket, Key=state.key(stack) + LOCK_SUFFIX)["Body"].read()
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+            return None
+        raise
+    try:
+        info = json.loads(body)
+    except json.JSONDecodeError:
+        return StateLock(id="", who="", operation="", created=None)
+    return StateLock(id=str(info.get("ID", "")), who=str(info.get("Who", "")),
+                     operation=str(info.get("Operation", "")), created=_created(str(info.get("Created", ""))))
+
+
+def dead_lock(lock: StateLock | None, *, lease_taken_at: datetime) -> bool:
+    """Pure: whether a lock was left by a dead holder. Called only by a reconciler that holds the
+    stack's lease, taken from a holder whose lease expired (no renewal for a whole lease duration:
+    dead or cut off, and a cut-off holder stops writing within the renew deadline). Reconcilers run
+    terraform on a stack only under its lease, so a lock created before this lease was taken is
+    that holder's. A lock without a readable time or ID is left alone (terraform says who holds it)."""
+    return lock is not None and bool(lock.id) and lock.created is not None and lock.created <= lease_taken_at
+
+
+def _created(text: str) -> datetime | None:
+    # RFC 3339 with up to nanoseconds (Go's time.Time JSON); Python keeps microseconds.
+    match = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", text.strip())
+    if match is None:
+        return None
+    fraction = (match[2] or "0")[:6].ljust(6, "0")
+    zone = "+00:00" if match[3] == "Z" else match[3]
+    return datetime.fromisoformat(f"{match[1]}.{fraction}{zone}")
+
+
+def save_stack_file(s3: Any, state: S3State, stack: str, name: str, body: bytes) -> None:
+    """A file of the stack's directory kept beside its state (its configuration, its inventory),
+    so a reconciler without that directory can still destroy what the stack owns."""
+    s3.put_object(Bucket=state.bucket, Key=_beside(state, stack, name), Body=body)
+
+
+def load_stack_file(s3: Any, state: S3State, stack: str, name: str) -> bytes | None:
+    try:
+        body: bytes = s3.get_object(Bucket=state.bucket, Key=_beside(state, stack, name))["Body"].read()
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+            return None
+        raise
+    return body
+
+
+def stacks_in_bucket(s3: Any, state: S3State) -> list[str]:
+    """The stacks that have a state object in the bucket."""
+    start = "/".join(p for p in (state.prefix, "stacks") if p) + "/"
+    found: list[str] = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=state.bucket, Prefix=start):
+        found += [str(item["Key"])[len(start):].split("/")[0] for item in page.get("Contents", [])
+                  if str(item["Key"]).endswith("/" + STATE_NAME)]
+    return sorted(set(found))
+
+
+def _beside(state: S3State, stack: str, name: str) -> str:
+    return state.key(stack).rsplit("/", 1)[0] + "/" + name

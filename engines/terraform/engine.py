@@ -21,11 +21,12 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
-from engines.inventory import Inventory, owned, read_inventory, write_inventory
+from engines.inventory import INVENTORY_FILE, Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
 from engines.live.desired import desired_objects as aws_objects
 from engines.outcomes import Failure, classify, guarded, permanent
@@ -34,7 +35,15 @@ from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
 from engines.terraform.adoption import IMPORTS_FILE, Clients, find_imports, imports_config
-from engines.terraform.backend import S3State, holds_resources
+from engines.terraform.backend import (
+    S3State,
+    dead_lock,
+    holds_resources,
+    load_stack_file,
+    read_lock,
+    save_stack_file,
+    stacks_in_bucket,
+)
 from engines.terraform.runner import TerraformError, TerraformRunner
 from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
 from engines.terraform.translate import translate
@@ -157,6 +166,22 @@ class TerraformEngine:
         return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
                                progress=progress)
 
+    def break_dead_lock(self, stack: StackName, *, lease_taken_at: datetime) -> str | None:
+        """`terraform force-unlock -force <ID>` of the stack's S3 `.tflock` when its holder is
+        provably dead (`backend.dead_lock`: the caller took the stack's lease from a holder whose
+        lease expired, and the lock is older than that). The ID unlocked, or None."""
+        if self.state is None:
+            return None
+        lock = read_lock(self.s3, self.state, stack)
+        if lock is None or not dead_lock(lock, lease_taken_at=lease_taken_at):
+            return None
+        directory = self.workspace.stack_dir(stack)
+        if not (directory / CONFIG_FILE).exists():
+            self.prepare(stack)
+        self.runner.init(directory)
+        self.runner.run(["force-unlock", "-force", lock.id], cwd=directory)
+        return lock.id
+
     def plan_prepared(self, prepared: PreparedStack, *, scanned: Sequence[ResourceChange] | None = None) -> Plan:
         directory = prepared.directory
         if scanned is not None:
@@ -199,6 +224,7 @@ class TerraformEngine:
         that is still live (HyperPod objects through the driver, Kubernetes objects by label).
         Its directory keeps the last configuration, state and inventory."""
         directory = self.workspace.stack_dir(stack)
+        self._restore(directory)
         inventory = read_inventory(directory)
         if not (directory / CONFIG_FILE).exists() and inventory is None:
             return self._remember(stack, directory, (), [], [], notes=("nothing was ever applied",))
@@ -209,6 +235,26 @@ class TerraformEngine:
         kube = self._plan_kube(stack, {}, known)
         return self._remember(stack, directory, tf_changes, hyperpod, kube,
                               notes=(REMOVED,) if inventory is not None else (REMOVED, NO_INVENTORY))
+
+    def _restore(self, directory: Path) -> None:
+        """With state in S3, a stack whose directory is gone (another machine applied it, or the
+        disk was lost) gets back the configuration and inventory kept beside its state."""
+        if self.state is None:
+            return
+        for name in (CONFIG_FILE, INVENTORY_FILE):
+            if not (directory / name).exists():
+                body = load_stack_file(self.s3, self.state, directory.name, name)
+                if body is not None:
+                    directory.mkdir(parents=True, exist_ok=True)
+                    (directory / name).write_bytes(body)
+
+    def _keep_beside_state(self, directory: Path) -> None:
+        """After an apply: the configuration and inventory beside the S3 state (`_restore`)."""
+        if self.state is None:
+            return
+        for name in (CONFIG_FILE, INVENTORY_FILE):
+            if (directory / name).exists():
+                save_stack_file(self.s3, self.state, directory.name, name, (directory / name).read_bytes())
 
     def _terraform_plan(self, directory: Path, *, run: bool, destroy: bool = False) -> tuple[ResourceChange, ...]:
         if not run:
@@ -238,9 +284,12 @@ class TerraformEngine:
         return _local_state(directory)
 
     def known_stacks(self) -> list[StackName]:
-        """Stacks that have a directory (were planned or applied at some point)."""
+        """Stacks that have a directory (were planned or applied at some point), and with state in
+        S3 every stack that has a state object there (applied by another machine, or a lost disk)."""
         root = self.workspace.root / "stacks"
-        return sorted(StackName(p.name) for p in root.iterdir() if (p / CONFIG_FILE).exists()) if root.exists() else []
+        local = {p.name for p in root.iterdir() if (p / CONFIG_FILE).exists()} if root.exists() else set()
+        remote = set(stacks_in_bucket(self.s3, self.state)) if self.state is not None else set()
+        return sorted(StackName(s) for s in local | remote)
 
     def _plan_hyperpod(self, view: StackView | None, graph: ResourceGraph,
                        inventoried: Sequence[HyperPodRef]) -> list[PlannedObject]:
@@ -299,6 +348,12 @@ class TerraformEngine:
         # What exists now: everything planned but what was deleted (a failed delete is retried).
         error = _record(directory, owned(((p, p.ref not in deleted) for p in state.hyperpod),
                                          ((d, (d.cluster, d.change.address) not in pruned) for d in state.kube)))
+        if error is None:
+            try:
+                self._keep_beside_state(directory)
+            except Exception as exc:
+                error = permanent(f"applied, but keeping the stack's configuration beside its S3 state failed: "
+                                  f"{classify(exc).message}", "state-backend")
         return ApplyResult(stack=stack, applied=applied, failed=tuple(failed), skipped=skipped, error=error)
 
     def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,

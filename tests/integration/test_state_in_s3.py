@@ -3,7 +3,9 @@ the real terraform with its own S3 backend (`use_lockfile`: conditional writes o
 object) against the embedded endpoint's S3, a bare remote. The state of every stack is written to
 the bucket, not to the state directory; after the state directory is deleted, a new reconciler
 finds every object in the S3 state (nothing to create, nothing to import); a bucket without
-versioning is refused before anything is planned."""
+versioning is refused before anything is planned. The reconciler's applied-commit record and its
+audit checkpoint live in the same bucket (`<prefix>/reconciler/`), so a reconciler with an empty
+state directory knows what was applied: its pass is up to date without planning anything."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+import git
 import pytest
 
 from embedded_aws import EmbeddedAwsProcess
@@ -56,13 +59,37 @@ def test_state_lives_in_s3_and_a_reconciler_without_its_disk_finds_it(own_endpoi
     assert not list((tmp_path / "state").glob("stacks/*/terraform.tfstate"))
     applied = len(audit_records(clone))
 
-    shutil.rmtree(tmp_path / "state")
+    s3 = own_endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    record = json.loads(s3.get_object(Bucket=BUCKET, Key="prod/reconciler/reconciler.json")["Body"].read())
+    head = _head(clone)
+    assert record["branches"]["main"]["applied_commit"] == head
+    writer = (tmp_path / "state" / "audit" / "writer").read_text().strip()
+    checkpoint = json.loads(s3.get_object(Bucket=BUCKET, Key=f"prod/reconciler/audit/{writer}/checkpoint.json")
+                            ["Body"].read())
+    last = audit_records(clone)[-1]
+    [written] = checkpoint["hypergov/audit"]["written"]  # the last record this writer wrote
+    assert written["seq"] == last["seq"] and len(written["sha256"]) == 64
+    assert not (tmp_path / "state" / "reconciler.json").exists()
+    assert not (tmp_path / "state" / "audit" / "checkpoint.json").exists()
+
+    shutil.rmtree(tmp_path / "state")  # a new machine: the record in the bucket says what was applied
     again = _hypergov(env, tmp_path, "reconcile")
     assert again.returncode == 0, again.stdout + again.stderr
+    assert f"main@{head[:12]}: up to date" in again.stdout, again.stdout
+    assert len(audit_records(clone)) == applied  # nothing planned, nothing recorded
+
+    shutil.rmtree(tmp_path / "state")  # and without the record either: every stack planned against S3 state
+    s3.delete_object(Bucket=BUCKET, Key="prod/reconciler/reconciler.json")
+    third = _hypergov(env, tmp_path, "reconcile")
+    assert third.returncode == 0, third.stdout + third.stderr
     later = [r for r in audit_records(clone)[applied:] if r["type"] == "outcome"]
     actions = [a for r in later for a in r["applied"]]
     assert not [a for a in actions if a.startswith(("create aws_", "import "))], actions  # the state knew them
     assert {r["stack"] for r in later} <= set(APPLIED)
+
+
+def _head(repo: Path) -> str:
+    return git.Repo(repo).head.commit.hexsha
 
 
 def test_a_state_bucket_without_versioning_is_refused_before_anything_is_planned(
@@ -76,3 +103,32 @@ def test_a_state_bucket_without_versioning_is_refused_before_anything_is_planned
     assert "put-bucket-versioning" in refused.stderr and "Traceback" not in refused.stderr
     iam = own_endpoint.client("iam", account="111122223333", region=REGION)
     assert not iam.list_roles(PathPrefix="/hypergov/")["Roles"]  # nothing applied, nothing planned into AWS
+
+
+def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3_state(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """The removed stack's configuration and inventory are kept beside its state in S3, so a
+    reconciler without the stack's directory plans its destroy instead of "nothing was ever applied"."""
+    _bucket(own_endpoint, versioned=True)
+    _, clone, _ = _remote_and_clone(tmp_path)
+    env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
+    first = _hypergov(env, tmp_path, "reconcile")
+    assert first.returncode == 0, first.stdout + first.stderr
+    s3 = own_endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    kept = {item["Key"] for item in s3.list_objects_v2(Bucket=BUCKET, Prefix="prod/stacks/project-speech/")["Contents"]}
+    assert {"prod/stacks/project-speech/main.tf.json", "prod/stacks/project-speech/inventory.json"} <= kept
+    iam = own_endpoint.client("iam", account="111122223333", region=REGION)
+    assert [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]
+
+    shutil.rmtree(tmp_path / "state")
+    repo = git.Repo(clone)
+    (clone / "config" / "projects" / "speech.yaml").unlink()
+    shutil.rmtree(clone / "config" / "workloads" / "speech", ignore_errors=True)
+    repo.git.add("-A", "config")
+    repo.index.commit("speech leaves", author=git.Actor("dev", "dev@example.com"))
+    removed = _hypergov(env, tmp_path, "reconcile")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    [outcome] = [r for r in audit_records(clone) if r["type"] == "outcome" and r["stack"] == "project-speech"
+                 and any(a.startswith("delete ") for a in r["applied"])]
+    assert "delete aws_iam_role.role-engineer_ml-prod" in outcome["applied"]
+    assert not [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]

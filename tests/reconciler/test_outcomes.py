@@ -19,7 +19,8 @@ from engines.settings import SettingsError
 from engines.terraform.runner import TerraformError
 from engines.terraform.workspace import MirrorNotFoundError
 from hypergov.validate import InvalidTreeError, validate_files
-from reconciler.reconcile import ReconcilerBusyError, ReconcilerStateError
+from reconciler.applied_record import ReconcilerStateError
+from reconciler.reconcile import ReconcilerBusyError
 
 
 def _client_error(code: str, status: int, operation: str = "CreateComputeQuota") -> bex.ClientError:

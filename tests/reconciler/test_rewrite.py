@@ -14,7 +14,8 @@ import pytest
 
 from engines.protocol import Engine
 from hypergov.model.tree import GovernanceTree
-from reconciler.reconcile import STATE_FILE, PassOptions, ReconcilerBusyError, exclusive, reconcile_once
+from reconciler.applied_record import STATE_FILE
+from reconciler.reconcile import PassOptions, ReconcilerBusyError, exclusive, reconcile_once
 from tests.example_tree import CONFIG
 
 ACTOR = git.Actor("dev", "dev@example.com")

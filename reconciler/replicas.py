@@ -1,0 +1,287 @@
+"""Several reconcilers on one state bucket share a pass (`state_backend: s3://...`).
+
+Each pass, every replica tries the leader lease (`engines.leases`, an S3 object written with
+conditional writes). The leader plans and applies the org and cluster stacks (and destroys and
+the clusters phase), then publishes the project stacks of the pass (`passes/<branch>.json`,
+written under its epoch). Then every replica, the leader included, claims those stacks one lease
+at a time (`leases/stacks/<stack>.json`), plans and applies what it claimed, and releases the
+lease marked `done` (or `failed`) for the pass; a claimed stack is applied by one replica only.
+The leader waits until every stack is finished, then records the head as applied (fenced: a
+record written under a newer epoch is never overwritten) and marks the pass complete.
+
+A replica that dies stops renewing; its leases expire after the lease duration (as the others
+observe them) and its stacks are claimed by another at the next epoch and planned again; a new
+leader continues the same pass (the same `base..head` and attempt): stacks finished stay
+finished. A pass that ended with a failed stack is tried again as a new attempt.
+
+Every audit record carries the epoch of the lease its stack was applied under (`LeaseStamp`).
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from engines.leases import LEADER, Held, Keeper, Lease, Leases, LeaseTiming, StaleEpochError, new_holder
+from engines.objects import RecordStore, update
+from engines.outcomes import Failure
+from engines.plan import ApplyResult, Plan, StackName, split_outcomes
+from engines.protocol import Engine
+from hypergov.model.tree import GovernanceTree
+from reconciler.audit import AuditLog
+from reconciler.write_ahead import LeaseStamp, apply_audited
+from stacks.spec import plan_stacks
+
+RUNNING, COMPLETE, FAILED = "running", "complete", "failed"
+
+
+def split_scope(plan: Sequence[StackName], tree: GovernanceTree) -> tuple[list[StackName], list[StackName]]:
+    """Pure: (the leader's stacks: org and clusters, in order; the project stacks any replica
+    claims). Projects depend only on the org and clusters, so once those are applied the project
+    stacks are independent of each other."""
+    kinds = {s.name: s.kind for s in plan_stacks(tree)}
+    return [s for s in plan if kinds.get(s) != "project"], [s for s in plan if kinds.get(s) == "project"]
+
+
+def finished(lease: Lease | None, pass_id: str) -> bool:
+    """Pure: the stack's lease says it was done (or failed) in this pass."""
+    return lease is not None and pass_id in (lease.extra.get("done"), lease.extra.get("failed"))
+
+
+def next_pass(recorded: dict[str, Any], *, base: str | None, head: str, epoch: int) -> dict[str, Any] | None:
+    """Pure: the pass record a leader publishes. The same transition still running (its leader
+    died) continues under the same id; one that failed is tried again as the next attempt.
+    None (write nothing) when a newer leader wrote it."""
+    if int(recorded.get("epoch") or 0) > epoch:
+        return None
+    transition = f"{base or 'none'}..{head}"
+    attempt = int(recorded.get("attempt") or 0)
+    if recorded.get("transition") != transition:
+        attempt = 1
+    elif recorded.get("state") != RUNNING:
+        attempt += 1
+    return {"transition": transition, "attempt": attempt, "pass": f"{transition}#{attempt}", "head": head,
+            "base": base, "epoch": epoch, "state": RUNNING, "stacks": []}
+
+
+@dataclass
+class Worked:
+    """What one replica planned and applied of a pass's project stacks."""
+
+    plans: list[Plan] = field(default_factory=list)
+    results: list[ApplyResult] = field(default_factory=list)
+    failures: dict[StackName, Failure] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    audit_error: str | None = None
+    failed_elsewhere: list[StackName] = field(default_factory=list)  # marked failed by another replica
+    stopped: bool = False
+
+
+class _Either(threading.Event):
+    """Set when any of the events is (SIGTERM, or a lease lost): the apply starts no more stacks."""
+
+    def __init__(self, *events: threading.Event) -> None:
+        super().__init__()
+        self.events = events
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self.events)
+
+
+@dataclass
+class Replica:
+    """This reconciler among the others: its leases on the shared record store and their keeper."""
+
+    leases: Leases
+    keeper: Keeper
+    parallelism: int = 2
+    elected: Held | None = None  # the leader lease, while this replica holds it
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def start(cls, records: RecordStore, *, parallelism: int, timing: LeaseTiming | None = None) -> Replica:
+        """A replica whose keeper renews its leases and, like client-go's candidates, tries the
+        leader lease every retry period: a dead leader is replaced once its lease expires, also
+        while this replica is busy with its share of a pass (it leads from its next pass on)."""
+        leases = Leases(records, me=new_holder(), timing=timing or LeaseTiming())
+        replica = cls(leases, Keeper(leases), parallelism)
+        replica.keeper.campaign = replica.campaign
+        replica.keeper.start()
+        return replica
+
+    def campaign(self) -> None:
+        with self._lock:
+            if self.elected is not None and not self.elected.lost.is_set():
+                return
+            self.elected = None
+        held = self.leases.try_acquire(LEADER)
+        if held is not None:
+            with self._lock:
+                self.elected = held
+                self.keeper.keep(held)
+
+    @property
+    def records(self) -> RecordStore:
+        return self.leases.store
+
+    def pass_name(self, branch: str) -> str:
+        return f"passes/{branch.replace('/', '_')}.json"
+
+    # --- the leader ------------------------------------------------------------------------------
+    def lead(self) -> Held | None:
+        """The leader lease, held already (elected by the keeper) or taken now; None: another leads.
+        It is kept across passes while this replica lives (as client-go's leader keeps leading)."""
+        with self._lock:
+            if self.elected is not None and not self.elected.lost.is_set():
+                return self.elected
+        self.campaign()
+        with self._lock:
+            return self.elected
+
+    def step_down(self) -> None:
+        """Give the leader lease up at once (on shutdown): another replica leads without waiting."""
+        with self._lock:
+            held, self.elected = self.elected, None
+        if held is not None:
+            self.keeper.drop(held)
+            self.leases.release(held)
+
+    def publish(self, branch: str, *, base: str | None, head: str, leader: Held,
+                stacks: Sequence[StackName]) -> str:
+        """The pass's project stacks for every replica; its id."""
+        leader.check()
+        written = update(self.records, self.pass_name(branch), lambda recorded: _with_stacks(
+            next_pass(recorded, base=base, head=head, epoch=leader.epoch), stacks))
+        if written is None:
+            raise StaleEpochError(f"the pass record of {branch} was written by a newer leader; this one stops")
+        return str(written["pass"])
+
+    def conclude(self, branch: str, *, leader: Held, state: str) -> None:
+        leader.check()
+
+        def change(recorded: dict[str, Any]) -> dict[str, Any] | None:
+            if int(recorded.get("epoch") or 0) > leader.epoch:
+                return None
+            return {**recorded, "state": state, "epoch": leader.epoch}
+
+        update(self.records, self.pass_name(branch), change)
+
+    def running_pass(self, branch: str) -> dict[str, Any] | None:
+        found = self.records.read(self.pass_name(branch))
+        return found.data if found is not None and found.data.get("state") == RUNNING else None
+
+    # --- every replica -----------------------------------------------------------------------------
+    def work(self, *, engine: Engine, stacks: Sequence[StackName], pass_id: str, audit: AuditLog | None,
+             stop: threading.Event | None, on_apply: Callable[[ApplyResult], None] | None,
+             source_author: str | None) -> Worked:
+        """Claim, plan and apply the pass's stacks until every one is finished (by any replica)."""
+        worked = Worked()
+        pending = _rotated(list(stacks), self.leases.me)
+        while pending:
+            if stop is not None and stop.is_set():
+                worked.stopped = True
+                return worked
+            claimed: list[tuple[StackName, Held]] = []
+            for stack in list(pending):
+                seen = self.leases.look(_stack_lease(stack))
+                if finished(seen.lease, pass_id):
+                    pending.remove(stack)
+                    if seen.lease is not None and seen.lease.extra.get("failed") == pass_id:
+                        worked.failed_elsewhere.append(stack)
+                    continue
+                if len(claimed) < self.parallelism:
+                    held = self.leases.take(_stack_lease(stack), seen)
+                    if held is not None:
+                        self.keeper.keep(held)
+                        claimed.append((stack, held))
+            if not claimed:
+                if pending:
+                    (stop or threading.Event()).wait(self.leases.timing.retry_s)
+                continue
+            self._apply(claimed, engine=engine, pass_id=pass_id, audit=audit, stop=stop, on_apply=on_apply,
+                        source_author=source_author, worked=worked)
+            pending = [s for s in pending if s not in {c for c, _ in claimed}]
+        return worked
+
+    def _apply(self, claimed: list[tuple[StackName, Held]], *, engine: Engine, pass_id: str,
+               audit: AuditLog | None, stop: threading.Event | None,
+               on_apply: Callable[[ApplyResult], None] | None, source_author: str | None, worked: Worked) -> None:
+        held = dict(claimed)
+        break_dead_locks(engine, [(s, h) for s, h in claimed if h.taken_from])
+        try:
+            plans, failures = split_outcomes(engine.plan_many([s for s, _ in claimed]))
+            worked.plans += plans
+            worked.failures.update(failures)
+            stamp = LeaseStamp(holder=self.leases.me, epochs={s: h.epoch for s, h in claimed},
+                               check=lambda: _check_all(held.values()))
+            halt = _Either(*(e for e in (stop,) if e is not None), *(h.lost for h in held.values()))
+            applied = apply_audited(engine, [p for p in plans if not p.is_empty], audit, on_done=on_apply,
+                                    stop=halt, source_author=source_author, leases=stamp)
+        except StaleEpochError:
+            applied = None  # a lease was lost before the intent: nothing applied, the new holder plans it
+        if audit is not None and applied is not None and applied.records:
+            audit.push()  # at once: a replica that dies next must not take its records with it
+        worked.results += applied.results if applied else []
+        worked.records += applied.records if applied else []
+        if applied is not None and applied.audit_error and worked.audit_error is None:
+            worked.audit_error = applied.audit_error
+        ok = {r.stack for r in applied.results if r.ok} if applied else set()
+        ok |= {p.stack for p in plans if p.is_empty} if applied else set()
+        for stack, lease in claimed:
+            self.keeper.drop(lease)
+            if stack in ok:
+                self.leases.release(lease, done=pass_id)
+            elif stack in failures or (applied is not None and any(
+                    r.stack == stack and not r.ok and not r.refusal for r in applied.results)):
+                self.leases.release(lease, failed=pass_id)
+            else:
+                self.leases.release(lease)  # stopped or lost: another replica claims it
+
+
+@runtime_checkable
+class LockBreaker(Protocol):
+    """An engine that can free a stack's state lock left by a dead holder (terraform's S3 lock)."""
+
+    def break_dead_lock(self, stack: StackName, *, lease_taken_at: datetime) -> str | None: ...
+
+
+def break_dead_locks(engine: Engine, taken: Sequence[tuple[StackName, Held]]) -> list[str]:
+    """For stacks whose lease was taken from an expired holder: its terraform lock, if it left one
+    (else the next plan would wait -lock-timeout and fail). The lock IDs freed. A failure to free
+    one is left to the plan, which then says who holds the lock."""
+    if not isinstance(engine, LockBreaker):
+        return []
+    freed = []
+    for stack, lease in taken:
+        try:
+            found = engine.break_dead_lock(stack, lease_taken_at=lease.taken_at)
+        except Exception:
+            found = None
+        if found:
+            freed.append(found)
+    return freed
+
+
+def _check_all(held: Sequence[Held] | Any) -> None:
+    for lease in held:
+        lease.check()
+
+
+def _with_stacks(record: dict[str, Any] | None, stacks: Sequence[StackName]) -> dict[str, Any] | None:
+    return None if record is None else {**record, "stacks": list(stacks)}
+
+
+def _stack_lease(stack: str) -> str:
+    return f"stacks/{stack}"
+
+
+def _rotated(stacks: list[StackName], me: str) -> list[StackName]:
+    """Each replica starts at another place in the list: fewer collisions on the same lease."""
+    if not stacks:
+        return stacks
+    start = zlib.crc32(me.encode()) % len(stacks)
+    return stacks[start:] + stacks[:start]

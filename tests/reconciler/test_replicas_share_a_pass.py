@@ -1,0 +1,200 @@
+"""Several reconcilers share a pass through leases in S3 (`reconciler.replicas`): three replicas in
+threads, each with its own state directory and audit repository, on the embedded endpoint's S3
+(in process), with a stand-in engine (the `Engine` Protocol is our own seam; real terraform and
+real processes killed with SIGKILL: tests/integration/test_replicas.py). The engine counts who
+applies what: every stack of the pass is applied once, never by two replicas at once; one leader
+records the head as applied, under its epoch; every outcome record carries its lease's epoch; a
+stack whose holder died is taken after the lease duration at the next epoch and applied."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from embedded_aws import EmbeddedAws
+from engines.leases import Leases, LeaseTiming
+from engines.objects import S3Records
+from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
+from hypergov.model.tree import GovernanceTree
+from reconciler.applied_record import STATE_FILE, applied_commit
+from reconciler.audit import AuditLog
+from reconciler.reconcile import PassOptions, PassResult, reconcile_once
+from reconciler.replicas import Replica
+from stacks.spec import plan_stacks
+from tests.example_tree import CONFIG
+
+ACTOR = git.Actor("dev", "dev@example.com")
+FAST = LeaseTiming(duration_s=6.0, renew_deadline_s=4.0, retry_s=0.5)  # client-go's 15/10/2, scaled down
+
+
+class Ledger:
+    """What the stand-in engines applied, across replicas."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: Counter[str] = Counter()
+        self.applied: list[tuple[str, str]] = []  # (replica, stack)
+        self.overlaps: list[str] = []
+
+
+class Engine:
+    name = "terraform"
+
+    def __init__(self, tree: GovernanceTree, head: str, *, who: str, ledger: Ledger) -> None:
+        self.stacks = [s.name for s in plan_stacks(tree)]
+        self.head, self.who, self.ledger = head, who, ledger
+
+    def plan_many(self, stacks: Sequence[StackName], *, destroy: Sequence[StackName] = (),
+                  **_: Any) -> dict[StackName, Plan]:
+        change = ResourceChange  # one create per stack: a first pass
+        return {s: Plan(stack=s, engine="terraform", source_commit=self.head, changes=(
+            change(f"aws_iam_role.{s}", "aws_iam_role", s, Action.CREATE, "terraform"),)) for s in stacks}
+
+    def apply_many(self, plans: Sequence[Plan], *, on_start: Callable[[StackName], None] | None = None,
+                   on_done: Callable[[ApplyResult], None] | None = None,
+                   stop: threading.Event | None = None) -> list[ApplyResult]:
+        results = []
+        for plan in plans:
+            with self.ledger.lock:
+                self.ledger.running[plan.stack] += 1
+                if self.ledger.running[plan.stack] > 1:
+                    self.ledger.overlaps.append(plan.stack)
+            if on_start:
+                on_start(plan.stack)
+            time.sleep(0.2)
+            with self.ledger.lock:
+                self.ledger.running[plan.stack] -= 1
+                self.ledger.applied.append((self.who, plan.stack))
+            result = ApplyResult(stack=plan.stack, applied=plan.changes)
+            results.append(result)
+            if on_done:
+                on_done(result)
+        return results
+
+    def known_stacks(self) -> list[StackName]:
+        return []
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[EmbeddedAws]:
+    with EmbeddedAws() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def records(aws: EmbeddedAws, tmp_path: Path) -> S3Records:
+    s3 = aws.client("s3", region="us-east-1")
+    bucket = f"replicas-{abs(hash(str(tmp_path))) % 10**12}"
+    s3.create_bucket(Bucket=bucket)
+    return S3Records(s3, bucket=bucket, prefix="prod/reconciler")
+
+
+@pytest.fixture
+def governance(tmp_path: Path) -> Path:
+    root = tmp_path / "gov"
+    repo = git.Repo.init(root, initial_branch="main")
+    shutil.copytree(CONFIG, root / "config")
+    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
+    repo.index.commit("the governance tree", author=ACTOR, committer=ACTOR)
+    return root
+
+
+def _replica_pass(governance: Path, root: Path, *, replica: Replica, who: str, ledger: Ledger,
+                  records: S3Records) -> PassResult:
+    clone = root / who / "repo"  # its own clone: its audit records are pushed to `governance`
+    if not clone.exists():
+        git.Repo.clone_from(str(governance), str(clone))
+    audit = AuditLog.open(clone, state_dir=root / who / "state", branch="hypergov/audit", shared=records)
+    return reconcile_once(clone, "origin/main", "config", root / who / "state",
+                          lambda tree, head: Engine(tree, head, who=who, ledger=ledger),  # type: ignore[arg-type,return-value]
+                          audit=audit, options=PassOptions(records=records, replica=replica))
+
+
+def _outcomes(clone: Path) -> list[dict[str, Any]]:
+    listed = subprocess.run(["git", "-C", str(clone), "ls-tree", "--name-only", "hypergov/audit:records"],
+                            capture_output=True, text=True, check=False).stdout.split()
+    return [r for r in (json.loads(subprocess.run(["git", "-C", str(clone), "show", f"hypergov/audit:records/{n}"],
+                                                  capture_output=True, check=True).stdout) for n in sorted(listed))
+            if r["type"] == "outcome"]
+
+
+def _run_three(governance: Path, tmp_path: Path, records: S3Records, ledger: Ledger,
+               replicas: list[Replica]) -> dict[str, list[PassResult]]:
+    """Each replica runs passes until the head is recorded as applied (as the daemon's loop would)."""
+    head = git.Repo(governance).head.commit.hexsha
+    done: dict[str, list[PassResult]] = {}
+
+    def loop(i: int) -> None:
+        who = f"r{i}"
+        for _ in range(60):
+            done.setdefault(who, []).append(_replica_pass(governance, tmp_path, replica=replicas[i], who=who,
+                                                          ledger=ledger, records=records))
+            if applied_commit(records, "origin/main") == head:
+                return
+            time.sleep(0.1)
+
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return done
+
+
+def test_three_replicas_apply_every_stack_once_and_one_leader_records_the_head(
+        governance: Path, tmp_path: Path, records: S3Records) -> None:
+    ledger = Ledger()
+    replicas = [Replica.start(records, parallelism=1, timing=FAST) for _ in range(3)]
+    try:
+        _run_three(governance, tmp_path, records, ledger, replicas)
+    finally:
+        for r in replicas:
+            r.keeper.stop()
+    tree_stacks = sorted(s.name for s in plan_stacks(_tree()))
+    assert sorted(stack for _, stack in ledger.applied) == tree_stacks, ledger.applied  # each exactly once
+    assert ledger.overlaps == []
+    head = git.Repo(governance).head.commit.hexsha
+    record = records.read(STATE_FILE)
+    assert record is not None and record.data["branches"]["origin/main"]["applied_commit"] == head
+    assert record.data["epoch"] >= 1
+    outcomes = _outcomes(governance)  # every replica pushed its records to the shared remote
+    assert sorted(o["stack"] for o in outcomes) == tree_stacks
+    assert all(isinstance(o["epoch"], int) and o["epoch"] >= 1 and o["holder"] for o in outcomes)
+    assert len({o["holder"] for o in outcomes if o["stack"].startswith("project-")}) >= 2  # the work was shared
+
+
+def test_a_stack_held_by_a_dead_replica_is_taken_after_the_lease_duration_at_the_next_epoch(
+        governance: Path, tmp_path: Path, records: S3Records) -> None:
+    project = next(s.name for s in plan_stacks(_tree()) if s.kind == "project")
+    dead = Leases(records, me="gone:4242:dead", timing=FAST)  # type: ignore[arg-type]
+    held = dead.try_acquire(f"stacks/{project}")  # claimed, then the process died: never renewed
+    assert held is not None and held.epoch == 1
+    ledger = Ledger()
+    replicas = [Replica.start(records, parallelism=2, timing=FAST) for _ in range(3)]
+    started = time.monotonic()
+    try:
+        _run_three(governance, tmp_path, records, ledger, replicas)
+    finally:
+        for r in replicas:
+            r.keeper.stop()
+    assert time.monotonic() - started >= FAST.duration_s  # it waited for the lease to expire
+    assert [stack for _, stack in ledger.applied].count(project) == 1 and ledger.overlaps == []
+    outcomes = _outcomes(governance)
+    [taken] = [o for o in outcomes if o["stack"] == project]
+    assert taken["epoch"] == 2 and taken["holder"] != "gone:4242:dead"
+
+
+def _tree() -> GovernanceTree:
+    from hypergov.validate import load_valid_tree
+
+    return load_valid_tree(CONFIG)
