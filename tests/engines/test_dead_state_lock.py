@@ -2,7 +2,8 @@
 Version, Created, Path; no process id) left by a dead holder: pure decision. The holder is
 provably dead when the caller took the stack's lease from a holder whose lease expired and the
 lock was created before that; a lock taken after, or without an ID or time, is left alone. The
-same with real terraform killed while holding the lock: tests/integration/test_replicas.py."""
+same with real terraform killed while holding the lock:
+tests/integration/test_state_in_s3.py::test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks_next_holder."""
 
 from __future__ import annotations
 

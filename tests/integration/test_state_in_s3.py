@@ -10,14 +10,26 @@ state directory knows what was applied: its pass is up to date without planning 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import git
 import pytest
 
 from embedded_aws import EmbeddedAwsProcess
-from tests.integration.conftest import MANAGEMENT, REGION, audit_records
+from engines.factory import reconciler_records, terraform_engine
+from engines.leases import Lease, LeaseTiming
+from engines.plan import StackName
+from engines.settings import load_settings
+from engines.terraform.backend import S3State, read_lock
+from hypergov.gitsource import read_tree_at
+from hypergov.validate import validate_files
+from reconciler.replicas import Replica
+from tests.integration.conftest import CREDENTIALS, MANAGEMENT, REGION, audit_records
 from tests.integration.test_reconcile_crash import APPLIED, _env, _hypergov, _remote_and_clone
 
 pytestmark = pytest.mark.integration
@@ -132,3 +144,75 @@ def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3
                  and any(a.startswith("delete ") for a in r["applied"])]
     assert "delete aws_iam_role.role-engineer_ml-prod" in outcome["applied"]
     assert not [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]
+
+
+def test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks_next_holder(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """A replica died in a stack's `terraform apply`: its S3 `.tflock` stays, and every later plan of
+    the stack fails to acquire the lock. The replica that takes the stack's lease after the dead
+    holder's lease expired (an in-process `Replica`, short lease timings) recognises the lock as the
+    dead holder's (created before the lease was taken), force-unlocks it and plans and applies the
+    stack. A lock created after the lease was taken (someone live) is never broken."""
+    _bucket(own_endpoint, versioned=True)
+    _, clone, _ = _remote_and_clone(tmp_path)
+    env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
+    first = _hypergov(env, tmp_path, "reconcile")
+    assert first.returncode == 0, first.stdout + first.stderr
+    stack = StackName("project-speech")
+    directory = tmp_path / "state" / "stacks" / stack
+    terraform_env = {**os.environ, **CREDENTIALS}
+    _kill_terraform_holding_the_lock(directory, terraform_env)
+
+    s3 = own_endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    lock = read_lock(s3, S3State.parse(BACKEND, region=REGION), stack)
+    assert lock is not None and lock.id and lock.operation == "OperationTypeApply", lock
+    assert lock.created is not None and lock.created <= datetime.now(UTC)
+    blocked = subprocess.run(["terraform", "plan", "-no-color", "-input=false", "-lock-timeout=0s"], cwd=directory,
+                             env=terraform_env, capture_output=True, text=True, check=False)
+    assert blocked.returncode == 1 and "Error acquiring the state lock" in blocked.stderr, blocked.stderr
+    assert lock.id in blocked.stderr  # the dead process's lock, as terraform names it
+
+    settings = load_settings(environ=env)
+    tree = validate_files(read_tree_at(clone, "HEAD", "config")).tree
+    assert tree is not None
+    engine = terraform_engine(settings, tree, environ=env)
+    before = lock.created - timedelta(seconds=1)
+    assert engine.break_dead_lock(stack, lease_taken_at=before) is None  # newer than the lease: a live holder's
+    assert read_lock(s3, S3State.parse(BACKEND, region=REGION), stack) == lock
+
+    records = reconciler_records(settings, region=REGION)
+    name = "leases/stacks/project-speech.json"  # the first pass's lease, released: the dead replica took it
+    released = records.read(name)
+    assert released is not None and released.data["holder"] == ""
+    dead = Lease(holder="node-1:4242:5ca1ab1e", epoch=released.data["epoch"] + 1, duration_s=2.0)
+    records.write(name, dead.as_record(), expected=released.etag)
+    replica = Replica.start(records, parallelism=1, timing=LeaseTiming(duration_s=2.0, renew_deadline_s=1.5,
+                                                                       retry_s=0.5))
+    try:
+        worked = replica.work(engine=engine, stacks=[stack], pass_id="test#1", audit=None, stop=None,
+                              on_apply=None, source_author=None)
+    finally:
+        replica.keeper.stop()
+    assert not worked.failures and all(r.ok for r in worked.results), (worked.failures, worked.results)
+    assert [p.stack for p in worked.plans] == [stack]
+    assert read_lock(s3, S3State.parse(BACKEND, region=REGION), stack) is None  # force-unlocked
+    after = records.read(name)
+    assert after is not None and after.data["epoch"] == dead.epoch + 1 and after.data["done"] == "test#1", after
+
+
+def _kill_terraform_holding_the_lock(directory: Path, env: dict[str, str]) -> None:
+    """`terraform apply -replace=...` plans, then waits for "yes" holding the stack's S3 lock; its
+    process group (terraform and its provider) is SIGKILLed there, as a node failure would."""
+    address = subprocess.run(["terraform", "state", "list"], cwd=directory, env=env, capture_output=True, text=True,
+                             check=True).stdout.split()[0]
+    holder = subprocess.Popen(["terraform", "apply", "-no-color", f"-replace={address}"], cwd=directory, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              start_new_session=True)
+    assert holder.stdout is not None
+    said = ""
+    while "Enter a value" not in said:
+        chunk = holder.stdout.read(1)
+        assert chunk, said  # terraform ended before asking
+        said += chunk
+    os.killpg(holder.pid, signal.SIGKILL)
+    holder.wait()
