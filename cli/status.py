@@ -25,7 +25,9 @@ def status_cmd(settings_file: Path | None, repo_path: Path | None, branches: tup
     """Show what the reconciler has applied and what waits: the last applied commit per branch and
     the commits behind the branch head, the last scheduled drift scan and its counts, audit
     records waiting to be pushed, and who holds the state directory's lock (and whether it runs).
-    Reads the state directory's records only; never contacts AWS."""
+    With an S3 state backend (replicas): the leader lease, and each branch's shared pass with its
+    stacks done, failed, waiting and being applied (by which replica, under which epoch).
+    Reads the reconciler's records only (the state directory, or the state bucket's records)."""
     from engines.factory import reconciler_records
     from reconciler.status import default_repo, gather_status, status_lines
 
@@ -35,7 +37,8 @@ def status_cmd(settings_file: Path | None, repo_path: Path | None, branches: tup
                                lambda: _governance_repo(settings.config_dir, settings.audit_repo))
     status = gather_status(state_dir, repo, branches=branches, clone=clone,
                            audit_repo=settings.audit_repo.resolve() if settings.audit_repo else None,
-                           audit_branch=settings.audit_branch, records=reconciler_records(settings))
+                           audit_branch=settings.audit_branch, records=reconciler_records(settings),
+                           shared=bool(settings.state_backend))
     if as_json:
         click.echo(json.dumps(status.as_dict(), indent=2))
     else:

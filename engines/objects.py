@@ -57,6 +57,8 @@ class RecordStore(Protocol):
 
     def where(self, name: str) -> str: ...
 
+    def names(self, under: str) -> list[str]: ...
+
 
 def encode(data: Record) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
@@ -81,6 +83,12 @@ class LocalRecords:
 
     def where(self, name: str) -> str:
         return str(self.root / name)
+
+    def names(self, under: str) -> list[str]:
+        """The record names below `under/` (one level or more; not the compare-and-swap's lock files)."""
+        base = self.root / under
+        return sorted(str(p.relative_to(self.root)) for p in base.rglob("*")
+                      if p.is_file() and not p.name.endswith((".lock", ".tmp"))) if base.is_dir() else []
 
     def read(self, name: str) -> Versioned | None:
         try:

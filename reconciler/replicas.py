@@ -285,3 +285,68 @@ def _rotated(stacks: list[StackName], me: str) -> list[StackName]:
         return stacks
     start = zlib.crc32(me.encode()) % len(stacks)
     return stacks[start:] + stacks[:start]
+
+
+@dataclass(frozen=True)
+class LeaseView:
+    """A lease as `hypergov status` shows it (`renewed_at` is the holder's wall clock: for people)."""
+
+    name: str
+    holder: str  # "" when released
+    epoch: int
+    renewed_at: str
+    duration_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "holder": self.holder or None, "epoch": self.epoch, "renewed_at": self.renewed_at,
+                "duration_s": self.duration_s}
+
+
+@dataclass(frozen=True)
+class PassView:
+    """A branch's shared pass: its id and state, and where its project stacks are."""
+
+    branch: str
+    pass_id: str
+    state: str
+    epoch: int
+    stacks: int
+    done: int
+    failed: int
+    held: tuple[LeaseView, ...]  # stacks being applied now, and by whom
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"branch": self.branch, "pass": self.pass_id, "state": self.state, "epoch": self.epoch,
+                "stacks": self.stacks, "done": self.done, "failed": self.failed,
+                "applying": [h.as_dict() for h in self.held]}
+
+
+def _view(name: str, lease: Lease) -> LeaseView:
+    return LeaseView(name, lease.holder, lease.epoch, lease.renewed_at, lease.duration_s)
+
+
+def lease_status(records: RecordStore, branches: Sequence[str], *,
+                 parallelism: int = 16) -> tuple[LeaseView | None, tuple[PassView, ...]]:
+    """Read only: the leader lease and, per branch with a pass record (`branches`, and any other
+    pass in the store), the pass and its stacks' leases (read concurrently: a pass of 1,000 stacks
+    is 1,000 small reads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    leader = records.read(f"leases/{LEADER}.json")
+    recorded = {n.removeprefix("passes/").removesuffix(".json") for n in records.names("passes")}
+    passes = []
+    for branch in [*branches, *sorted(recorded - {b.replace("/", "_") for b in branches})]:
+        found = records.read(f"passes/{branch.replace('/', '_')}.json")
+        if found is None:
+            continue
+        data, stacks = found.data, [str(s) for s in found.data.get("stacks", [])]
+        with ThreadPoolExecutor(max_workers=parallelism) as pool:
+            read = list(pool.map(lambda s: records.read(f"leases/{_stack_lease(s)}.json"), stacks))
+        leases = [(s, Lease.of(r.data)) for s, r in zip(stacks, read, strict=True) if r is not None]
+        pass_id = str(data.get("pass", ""))
+        passes.append(PassView(
+            branch=branch, pass_id=pass_id, state=str(data.get("state", "")), epoch=int(data.get("epoch") or 0),
+            stacks=len(stacks), done=sum(1 for _, lease in leases if lease.extra.get("done") == pass_id),
+            failed=sum(1 for _, lease in leases if lease.extra.get("failed") == pass_id),
+            held=tuple(_view(s, lease) for s, lease in leases if lease.holder and not finished(lease, pass_id))))
+    return (_view(LEADER, Lease.of(leader.data)) if leader else None), tuple(passes)

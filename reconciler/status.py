@@ -5,7 +5,9 @@ read from its records only (never AWS, never the lock itself):
   reconciler's own clone under `<state_dir>/repo`);
 - the last scheduled drift scan (`drift-last.json`) and its counts per kind;
 - audit records waiting to be pushed (`unpushed_records`: the audit branch against its remote);
-- who holds the state directory's lock (`lock_holder`), and whether that process is alive.
+- who holds the state directory's lock (`lock_holder`), and whether that process is alive;
+- with replicas on a state bucket (`reconciler.replicas`): the leader lease and each branch's
+  shared pass (its state, stacks done / failed / waiting, and who applies which stack now).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from reconciler.audit_store import DEFAULT_BRANCH, AuditStore
 from reconciler.drift_schedule import load_summary
 from reconciler.lock_holder import LockHolder, read_holder
 from reconciler.reconcile import LOCK_FILE
+from reconciler.replicas import LeaseView, PassView, lease_status
 
 CLONE_DIR = "repo"  # the reconciler's own clone of a remote governance repository, under the state dir
 
@@ -56,11 +59,15 @@ class Status:
     drift: Mapping[str, Any] | None
     unpushed: int
     lock: LockHolder | None
+    leader: LeaseView | None = None  # replicas only: the leader lease
+    passes: tuple[PassView, ...] = ()  # replicas only: each branch's shared pass
 
     def as_dict(self) -> dict[str, Any]:
         return {"state_dir": str(self.state_dir), "repo": str(self.repo) if self.repo else None,
                 "branches": [b.as_dict() for b in self.branches], "last_drift_scan": self.drift,
-                "audit_records_unpushed": self.unpushed, "lock": self.lock.as_dict() if self.lock else None}
+                "audit_records_unpushed": self.unpushed, "lock": self.lock.as_dict() if self.lock else None,
+                "leader": self.leader.as_dict() if self.leader else None,
+                "passes": [p.as_dict() for p in self.passes]}
 
 
 def default_repo(state_dir: Path, given: Path | None, fallback: Callable[[], Path | None]) -> tuple[Path | None, bool]:
@@ -107,12 +114,15 @@ def branch_status(repo_path: Path | None, branch: str, entry: Mapping[str, Any],
 
 def gather_status(state_dir: Path, repo: Path | None, *, branches: Sequence[str] = (), clone: bool = False,
                   audit_repo: Path | None = None, audit_branch: str = DEFAULT_BRANCH,
-                  records: RecordStore | None = None) -> Status:
+                  records: RecordStore | None = None, shared: bool = False) -> Status:
     """`audit_repo` holds the audit branch (default: `repo`); `records` the applied-commit record
-    (default: the state directory; the state bucket's with an S3 state backend). Raises
+    (default: the state directory; the state bucket's with an S3 state backend); `shared`: replicas
+    share that store, so the leases and passes are read too. Raises
     ReconcilerStateError when a record is unreadable (the message says how to recover)."""
-    recorded: dict[str, Any] = _state(records or local_records(state_dir)).get("branches", {})
+    store = records or local_records(state_dir)
+    recorded: dict[str, Any] = _state(store).get("branches", {})
     names = list(dict.fromkeys([*sorted(recorded), *branches]))
+    leader, passes = lease_status(store, names) if shared else (None, ())
     try:
         drift = load_summary(state_dir)
     except ValueError as exc:  # JSONDecodeError included
@@ -121,7 +131,7 @@ def gather_status(state_dir: Path, repo: Path | None, *, branches: Sequence[str]
     return Status(state_dir=state_dir, repo=repo,
                   branches=tuple(branch_status(repo, b, recorded.get(b) or {}, clone=clone) for b in names),
                   drift=drift, unpushed=unpushed_records(audit_repo or repo, audit_branch),
-                  lock=read_holder(state_dir / LOCK_FILE))
+                  lock=read_holder(state_dir / LOCK_FILE), leader=leader, passes=passes)
 
 
 def status_lines(status: Status) -> list[str]:
@@ -137,7 +147,20 @@ def status_lines(status: Status) -> list[str]:
     lines.append(_drift_line(status.drift))
     lines.append(f"audit records waiting to be pushed: {status.unpushed}")
     lines.append(_lock_line(status.lock))
+    if status.leader is not None:
+        lines.append(f"leader: {_holder_line(status.leader)}")
+    for p in status.passes:
+        left = p.stacks - p.done - p.failed - len(p.held)
+        lines.append(f"pass {p.pass_id} of {p.branch} (epoch {p.epoch}): {p.state}; {p.stacks} project stack(s): "
+                     f"{p.done} done, {p.failed} failed, {len(p.held)} applying, {left} waiting")
+        lines += [f"  {h.name}: {_holder_line(h)}" for h in p.held]
     return lines
+
+
+def _holder_line(lease: LeaseView) -> str:
+    if not lease.holder:
+        return f"nobody (released at {lease.renewed_at}, epoch {lease.epoch})"
+    return f"{lease.holder}, epoch {lease.epoch}, renewed {lease.renewed_at} (lease {lease.duration_s:.0f} s)"
 
 
 def _drift_line(drift: Mapping[str, Any] | None) -> str:

@@ -19,10 +19,15 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from engines.leases import LEADER, HolderId, Keeper, Leases
 from engines.live.items import DriftItem, LiveScan
+from engines.objects import LocalRecords
+from engines.plan import StackName
 from reconciler.audit import AuditLog
 from reconciler.drift_schedule import save_summary, summary_of
 from reconciler.reconcile import exclusive
+from reconciler.replicas import Replica
+from reconciler.status import gather_status, status_lines
 from tests.example_tree import CONFIG
 
 ACTOR = git.Actor("admin", "admin@example.com")
@@ -159,3 +164,37 @@ def test_audit_records_waiting_are_those_the_remote_lacks(gov: git.Repo, tmp_pat
     assert _status(tmp_path)["audit_records_unpushed"] == 0
     audit.write([{"type": "rejected", "outcome": "rejected", "note": "again"}], subject="three")
     assert _status(tmp_path)["audit_records_unpushed"] == 1
+
+
+def test_replicas_show_the_leader_and_the_shared_pass(gov: git.Repo, tmp_path: Path) -> None:
+    """With replicas on one record store: the leader lease, and the branch's pass with each
+    project stack done, applied now (by whom, under which epoch) or waiting. The records are
+    written by the lease code itself (a leader publishes, two replicas claim), on the local store."""
+    records = LocalRecords(tmp_path / "state")
+    leader_leases = Leases(records, me=HolderId("node-a:11:aaaa"))
+    leader = leader_leases.try_acquire(LEADER)
+    assert leader is not None
+    replica = Replica(leader_leases, Keeper(leader_leases))
+    head = gov.head.commit.hexsha
+    pass_id = replica.publish("main", base=None, head=head, leader=leader,
+                              stacks=[StackName("project-a"), StackName("project-b"), StackName("project-c")])
+    other = Leases(records, me=HolderId("node-b:22:bbbb"))
+    done = other.try_acquire("stacks/project-a")
+    assert done is not None
+    other.release(done, done=pass_id)
+    assert other.try_acquire("stacks/project-b") is not None  # being applied by node-b
+
+    status = gather_status(tmp_path / "state", Path(gov.working_dir), records=records, shared=True)
+    assert status.leader is not None and (status.leader.holder, status.leader.epoch) == ("node-a:11:aaaa", 1)
+    [shown] = status.passes
+    assert (shown.pass_id, shown.state, shown.stacks, shown.done, shown.failed) == (
+        f"none..{head}#1", "running", 3, 1, 0)
+    assert [(h.name, h.holder, h.epoch) for h in shown.held] == [("project-b", "node-b:22:bbbb", 1)]
+    text = "\n".join(status_lines(status))
+    assert f"pass none..{head}#1 of main (epoch 1): running; 3 project stack(s): 1 done, 0 failed, 1 applying, " \
+           "1 waiting" in text
+    assert "  project-b: node-b:22:bbbb, epoch 1, renewed " in text
+    assert status.as_dict()["leader"]["holder"] == "node-a:11:aaaa"
+    assert status.as_dict()["passes"][0]["applying"][0]["name"] == "project-b"
+    alone = gather_status(tmp_path / "state", Path(gov.working_dir), records=records)
+    assert alone.leader is None and alone.passes == ()  # one reconciler: no leases shown
