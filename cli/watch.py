@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from engines.plan import ApplyResult
     from reconciler.audit import AuditLog
     from reconciler.daemon import Decision
-    from reconciler.reconcile import PassResult
+    from reconciler.pass_result import PassResult
     from reconciler.replicas import Replica
 
 

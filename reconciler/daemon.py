@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engines.outcomes import Backoff, Failure, FailureKind, classify
-from reconciler.reconcile import PassResult
+from reconciler.pass_result import PassResult
 
 Next = Literal["steady", "retry", "wait-for-commit"]
 

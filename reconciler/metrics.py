@@ -28,7 +28,7 @@ from engines.live.items import DriftKind, LiveScan
 from engines.outcomes import Failure
 from engines.plan import ApplyResult
 from engines.schedule import STOPPING
-from reconciler.reconcile import PassResult
+from reconciler.pass_result import PassResult
 
 DRIFT_KINDS: tuple[DriftKind, ...] = ("changed", "missing", "unmanaged", "unbounded")
 # Passes last from a second (up to date) to many minutes (every stack of a large org).

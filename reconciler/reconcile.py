@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import git
 
@@ -40,9 +40,8 @@ from engines.hyperpod.cluster_executor import (
 )
 from engines.leases import Held
 from engines.objects import RecordStore
-from engines.outcomes import Failure, FailureKind, TemporaryError, classify, permanent
-from engines.plan import ApplyResult, Plan, StackName, failure_lines, split_outcomes
-from engines.protocol import Engine
+from engines.outcomes import Failure, TemporaryError, classify
+from engines.plan import ApplyResult, StackName, split_outcomes
 from engines.schedule import STOPPING
 from hypergov.gitsource import RefNotFoundError, read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
@@ -51,20 +50,19 @@ from hypergov.rules.clusters import removed_managed_clusters
 from hypergov.validate import validate_files
 from reconciler.applied_record import _keep_replan, _remember, applied_commit, local_records, replan_stacks
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
-from reconciler.audit_store import PushOutcome
 from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
 from reconciler.lock_holder import clear_holder, write_holder
+from reconciler.pass_result import PassResult, PassStatus, Scope
 from reconciler.remote import is_ancestor, rewrite_refusal
-from reconciler.replicas import COMPLETE, FAILED, Replica, break_dead_locks, split_scope
+from reconciler.replicas import Replica, break_dead_locks
 from reconciler.reviewed import differing, reviewed_plan
-from reconciler.write_ahead import LeaseStamp, apply_audited, resolve_interrupted
+from reconciler.shared_pass import EngineFactory, SharedPass, follow
+from reconciler.write_ahead import apply_audited, resolve_interrupted
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
 LOCK_FILE = "reconciler.lock"
 
-PassStatus = Literal["up to date", "applied", "invalid", "rewritten", "plan failed", "apply failed", "stopped"]
-EngineFactory = Callable[[GovernanceTree, str], Engine]  # (tree, source commit) -> engine
 
 
 class ReconcilerBusyError(TemporaryError):
@@ -72,55 +70,6 @@ class ReconcilerBusyError(TemporaryError):
 
     reason = "busy"
     retry_after_s = 10.0
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What a pass plans: stacks to plan against the head tree, and stacks to destroy."""
-
-    plan: tuple[StackName, ...]
-    destroy: tuple[StackName, ...]
-
-
-@dataclass
-class PassResult:
-    head: str
-    base: str | None
-    status: PassStatus
-    problems: tuple[Problem, ...] = ()
-    plans: list[Plan] = field(default_factory=list)
-    results: list[ApplyResult] = field(default_factory=list)
-    failures: dict[StackName, Failure] = field(default_factory=dict)  # stacks that failed to plan
-    audit_error: str | None = None
-    audit_commit: str | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)  # audit records this pass wrote
-    interrupted: tuple[StackName, ...] = ()  # stacks a killed process left between intent and outcome
-    push: PushOutcome | None = None  # the audit branch's push at the end of the pass
-    unpushed: int = 0  # audit records still waiting to be pushed
-    refusal: str | None = None  # why the whole pass was refused ("rewritten"), for people
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("up to date", "applied")
-
-    @property
-    def errors(self) -> list[str]:
-        """One line per failed stack (and the outcome records), for people."""
-        lines = failure_lines(self.failures)
-        lines += [f"{r.stack}: {r.failure}" for r in self.results if not r.ok and r.refusal != STOPPING]
-        return lines + ([self.audit_error] if self.audit_error else [])
-
-    @property
-    def failure_kind(self) -> FailureKind | None:
-        """None when the pass succeeded; temporary when trying the same head again may succeed
-        (every failure of the pass is temporary); permanent when it needs a new commit or a person."""
-        if self.ok or self.status == "stopped":
-            return None
-        if self.status in ("invalid", "rewritten") or self.audit_error:
-            return "permanent"
-        found = [*self.failures.values(), *(f for r in self.results for f in r.failures)]
-        refused = [r for r in self.results if r.refusal and not r.refusal.startswith("not applied:")]
-        return "temporary" if found and not refused and all(f.temporary for f in found) else "permanent"
 
 
 def reconcile_scope(base: GovernanceTree | None, head: GovernanceTree, known: Sequence[StackName]) -> Scope:
@@ -197,7 +146,7 @@ def _shared_pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, eng
     of the running pass's project stacks."""
     leader = replica.lead()
     if leader is None:
-        return _follow(repo_path, subdir, engine_for, replica=replica, branch=branch, audit=audit, on_apply=on_apply,
+        return follow(repo_path, subdir, engine_for, replica=replica, branch=branch, audit=audit, on_apply=on_apply,
                        stop=stop, clusters=options.clusters)
     return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options, leader)
 
@@ -240,7 +189,7 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     engine = engine_for(clusters.tree, head)
     scope = with_replan(reconcile_scope(base_tree, report.tree, engine.known_stacks()),
                         replan, head=report.tree, known=engine.known_stacks())
-    shared = _Shared.of(options.replica, leader, scope, report.tree)
+    shared = SharedPass.of(options.replica, leader, scope, report.tree)
     if shared is not None:
         scope = shared.scope
         if leader is not None and leader.taken_from:  # the last leader died: its terraform locks are dead too
@@ -274,86 +223,6 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
     if shared is not None:
         shared.conclude(branch, ok=result.status == "applied")
     return result
-
-
-def _follow(repo_path: Path, subdir: str, engine_for: EngineFactory, *, replica: Replica, branch: str,
-            audit: AuditLog | None, on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
-            clusters: Callable[[GovernanceTree], ClusterExecutor] | None) -> PassResult:
-    """Not the leader: claim and apply stacks of the pass the leader published, if one runs
-    (else nothing to do: "up to date" for this replica; the leader reports the pass)."""
-    running = replica.running_pass(branch)
-    try:
-        head = str(git.Repo(repo_path).commit(str(running["head"]) if running else branch).hexsha)
-    except (git.BadName, ValueError):  # the leader's head is not fetched here yet: the next pass helps
-        head, running = str(git.Repo(repo_path).commit(branch).hexsha), None
-    if running is None:
-        return PassResult(head=head, base=None, status="up to date")
-    report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
-    if report.tree is None or not report.ok:  # the leader validated it; today's rules may not: leave it
-        return PassResult(head=head, base=None, status="invalid", problems=tuple(report.problems))
-    tree = report.tree
-    declared = declared_clusters(tree)
-    if clusters is not None and declared:  # the stacks bind to the live clusters' ARNs, as the leader's did
-        tree = with_cluster_arns(tree, live_arns(clusters(tree).plan(declared)))
-    worked = replica.work(engine=engine_for(tree, head), stacks=[StackName(s) for s in running.get("stacks", [])],
-                          pass_id=str(running["pass"]), audit=audit, stop=stop, on_apply=on_apply,
-                          source_author=commit_author(repo_path, head))
-    result = PassResult(head=head, base=running.get("base"), status="applied", plans=worked.plans,
-                        results=worked.results, failures=worked.failures, records=worked.records,
-                        audit_error=worked.audit_error)
-    result.status = "stopped" if worked.stopped else "apply failed" if result.errors else "applied"
-    return result
-
-
-@dataclass
-class _Shared:
-    """The leader's part in a shared pass: the org and cluster stacks are its own, the project
-    stacks are published for every replica to claim (`reconciler.replicas`)."""
-
-    replica: Replica
-    leader: Held
-    scope: Scope  # the leader's own stacks
-    projects: list[StackName]
-    base: str | None = None
-    published: bool = False
-
-    @classmethod
-    def of(cls, replica: Replica | None, leader: Held | None, scope: Scope, tree: GovernanceTree) -> _Shared | None:
-        if replica is None or leader is None:
-            return None
-        own, projects = split_scope(scope.plan, tree)
-        return cls(replica, leader, Scope(plan=tuple(own), destroy=scope.destroy), projects)
-
-    def run(self, result: PassResult, *, branch: str, engine: Engine, audit: AuditLog | None,
-            stop: threading.Event | None, on_apply: Callable[[ApplyResult], None] | None, author: str | None) -> None:
-        """Publish the project stacks, claim and apply them with the others, merge what this
-        replica did into `result` (the pass fails when any stack failed, here or elsewhere)."""
-        if audit is not None and result.records:
-            audit.push()  # the leader's own records, before the shared part (a dead leader keeps none)
-        pass_id = self.replica.publish(branch, base=result.base, head=result.head, leader=self.leader,
-                                       stacks=self.projects)
-        self.published = True
-        worked = self.replica.work(engine=engine, stacks=self.projects, pass_id=pass_id, audit=audit, stop=stop,
-                                   on_apply=on_apply, source_author=author)
-        result.plans += worked.plans
-        result.results += worked.results
-        result.records += worked.records
-        result.failures.update(worked.failures)
-        result.audit_error = result.audit_error or worked.audit_error
-        for stack in worked.failed_elsewhere:
-            result.failures[stack] = permanent(f"{stack} failed in another reconciler's share of this pass (its "
-                                               "audit records say why); the next pass tries it again", "replica")
-        if worked.stopped:
-            result.results.append(ApplyResult(stack=StackName(self.projects[0]), refusal=STOPPING))
-
-    def stamp(self, plans: Sequence[Plan]) -> LeaseStamp:
-        """The leader's own stacks are applied under the leader lease: its epoch on their records."""
-        return LeaseStamp(holder=self.replica.leases.me, epochs={p.stack: self.leader.epoch for p in plans},
-                          check=self.leader.check)
-
-    def conclude(self, branch: str, *, ok: bool) -> None:
-        if self.published:
-            self.replica.conclude(branch, leader=self.leader, state=COMPLETE if ok else FAILED)
 
 
 @dataclass

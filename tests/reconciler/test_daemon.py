@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError, NoCredentialsError
 from engines.outcomes import Backoff, Failure, classify, permanent, temporary
 from engines.plan import ApplyResult, StackName
 from reconciler.daemon import Decision, watch
-from reconciler.reconcile import PassResult
+from reconciler.pass_result import PassResult
 
 THROTTLED = classify(ClientError({"Error": {"Code": "ThrottlingException"}, "ResponseMetadata": {
     "HTTPStatusCode": 400}}, "ListComputeQuotas"))

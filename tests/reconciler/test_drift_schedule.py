@@ -15,7 +15,7 @@ from cli.main import main
 from engines.outcomes import Backoff
 from reconciler.daemon import watch
 from reconciler.drift_schedule import drift_due, parse_duration
-from reconciler.reconcile import PassResult
+from reconciler.pass_result import PassResult
 
 
 @pytest.mark.parametrize(("text", "seconds"), [

@@ -21,7 +21,7 @@ from engines.plan import ApplyResult, StackName
 from engines.schedule import STOPPING
 from reconciler.metrics import ReconcilerMetrics, apply_result, drift_counts, pass_result
 from reconciler.observe_http import ObserveServer, serve
-from reconciler.reconcile import PassResult
+from reconciler.pass_result import PassResult
 
 HEAD = "c0ffee" + "0" * 34
 

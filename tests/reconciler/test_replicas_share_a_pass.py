@@ -28,7 +28,8 @@ from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
 from hypergov.model.tree import GovernanceTree
 from reconciler.applied_record import STATE_FILE, applied_commit
 from reconciler.audit import AuditLog
-from reconciler.reconcile import PassOptions, PassResult, reconcile_once
+from reconciler.pass_result import PassResult
+from reconciler.reconcile import PassOptions, reconcile_once
 from reconciler.replicas import Replica
 from stacks.spec import plan_stacks
 from tests.example_tree import CONFIG
@@ -161,15 +162,21 @@ def test_three_replicas_apply_every_stack_once_and_one_leader_records_the_head(
         for r in replicas:
             r.keeper.stop()
     tree_stacks = sorted(s.name for s in plan_stacks(_tree()))
-    assert sorted(stack for _, stack in ledger.applied) == tree_stacks, ledger.applied  # each exactly once
-    assert ledger.overlaps == []
+    applied = [stack for _, stack in ledger.applied]
+    assert sorted(set(applied)) == tree_stacks, ledger.applied  # every stack applied
+    assert ledger.overlaps == []  # never by two replicas at once
+    # A replica starved past the renew deadline (a loaded machine) loses its lease mid-apply: the
+    # stack's next holder applies it again, and the stale holder's outcome is refused (fencing).
+    # Otherwise each stack is applied exactly once.
+    again = {s for s in applied if applied.count(s) > 1}
     head = git.Repo(governance).head.commit.hexsha
     record = records.read(STATE_FILE)
     assert record is not None and record.data["branches"]["origin/main"]["applied_commit"] == head
     assert record.data["epoch"] >= 1
     outcomes = _outcomes(governance)  # every replica pushed its records to the shared remote
-    assert sorted(o["stack"] for o in outcomes) == tree_stacks
+    assert sorted(o["stack"] for o in outcomes) == tree_stacks  # one outcome per stack: a stale holder writes none
     assert all(isinstance(o["epoch"], int) and o["epoch"] >= 1 and o["holder"] for o in outcomes)
+    assert all(o["epoch"] >= 2 for o in outcomes if o["stack"] in again), (again, outcomes)  # a later holder's
     assert len({o["holder"] for o in outcomes if o["stack"].startswith("project-")}) >= 2  # the work was shared
 
 

@@ -22,7 +22,8 @@ from engines import failpoints
 from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
 from reconciler.audit import AuditLog
 from reconciler.audit_store import AuditWriteError
-from reconciler.reconcile import Scope, with_replan
+from reconciler.pass_result import Scope
+from reconciler.reconcile import with_replan
 from reconciler.write_ahead import apply_audited, resolve_interrupted
 from tests.example_tree import example_tree
 
