@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
-from engines.inventory import INVENTORY_FILE, Inventory, owned, read_inventory, write_inventory
+from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
 from engines.live.desired import desired_objects as aws_objects
 from engines.outcomes import Failure, classify, guarded, permanent
@@ -35,17 +35,10 @@ from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
 from engines.terraform.adoption import IMPORTS_FILE, Clients, find_imports, imports_config
-from engines.terraform.backend import (
-    S3State,
-    dead_lock,
-    holds_resources,
-    load_stack_file,
-    read_lock,
-    save_stack_file,
-    stacks_in_bucket,
-)
+from engines.terraform.backend import S3State
 from engines.terraform.runner import TerraformError, TerraformRunner
 from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
+from engines.terraform.state_home import CONFIG_FILE, StateHome
 from engines.terraform.translate import translate
 from engines.terraform.workspace import Workspace
 from hypergov.model.tree import GovernanceTree
@@ -55,7 +48,6 @@ from stacks.spec import StackSpec, find_stack, plan_stacks
 
 T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
-CONFIG_FILE = "main.tf.json"
 GRAPHS_DIR = "graphs"  # under the state directory: `engines.live.graphs`' cache
 REMOVED = "stack removed from the tree"
 FROM_LIVE_SCAN = ("terraform's changes from the live scan, not `terraform plan` (more stacks affected than "
@@ -103,6 +95,10 @@ class TerraformEngine:
     name: str = "terraform"
     _planned: dict[str, _PlanState] = field(default_factory=dict)
     _specs: dict[str, StackSpec] = field(default_factory=dict)  # the tree's stacks by name, built once
+
+    @property
+    def home(self) -> StateHome:
+        return StateHome(self.state, self.s3)
 
     def _spec(self, stack: StackName) -> StackSpec:
         if not self._specs:
@@ -168,12 +164,10 @@ class TerraformEngine:
 
     def break_dead_lock(self, stack: StackName, *, lease_taken_at: datetime) -> str | None:
         """`terraform force-unlock -force <ID>` of the stack's S3 `.tflock` when its holder is
-        provably dead (`backend.dead_lock`: the caller took the stack's lease from a holder whose
+        provably dead (`StateHome.dead_lock`: the caller took the stack's lease from a holder whose
         lease expired, and the lock is older than that). The ID unlocked, or None."""
-        if self.state is None:
-            return None
-        lock = read_lock(self.s3, self.state, stack)
-        if lock is None or not dead_lock(lock, lease_taken_at=lease_taken_at):
+        lock = self.home.dead_lock(stack, lease_taken_at=lease_taken_at)
+        if lock is None:
             return None
         directory = self.workspace.stack_dir(stack)
         if not (directory / CONFIG_FILE).exists():
@@ -224,7 +218,7 @@ class TerraformEngine:
         that is still live (HyperPod objects through the driver, Kubernetes objects by label).
         Its directory keeps the last configuration, state and inventory."""
         directory = self.workspace.stack_dir(stack)
-        self._restore(directory)
+        self.home.restore(directory)
         inventory = read_inventory(directory)
         if not (directory / CONFIG_FILE).exists() and inventory is None:
             return self._remember(stack, directory, (), [], [], notes=("nothing was ever applied",))
@@ -235,26 +229,6 @@ class TerraformEngine:
         kube = self._plan_kube(stack, {}, known)
         return self._remember(stack, directory, tf_changes, hyperpod, kube,
                               notes=(REMOVED,) if inventory is not None else (REMOVED, NO_INVENTORY))
-
-    def _restore(self, directory: Path) -> None:
-        """With state in S3, a stack whose directory is gone (another machine applied it, or the
-        disk was lost) gets back the configuration and inventory kept beside its state."""
-        if self.state is None:
-            return
-        for name in (CONFIG_FILE, INVENTORY_FILE):
-            if not (directory / name).exists():
-                body = load_stack_file(self.s3, self.state, directory.name, name)
-                if body is not None:
-                    directory.mkdir(parents=True, exist_ok=True)
-                    (directory / name).write_bytes(body)
-
-    def _keep_beside_state(self, directory: Path) -> None:
-        """After an apply: the configuration and inventory beside the S3 state (`_restore`)."""
-        if self.state is None:
-            return
-        for name in (CONFIG_FILE, INVENTORY_FILE):
-            if (directory / name).exists():
-                save_stack_file(self.s3, self.state, directory.name, name, (directory / name).read_bytes())
 
     def _terraform_plan(self, directory: Path, *, run: bool, destroy: bool = False) -> tuple[ResourceChange, ...]:
         if not run:
@@ -278,18 +252,11 @@ class TerraformEngine:
         return plan
 
     def _has_state(self, directory: Path) -> bool:
-        """Whether the stack's state records resources: in S3 when configured, else its directory."""
-        if self.state is not None:
-            return holds_resources(self.s3, self.state, directory.name)
-        return _local_state(directory)
+        return self.home.holds_resources(directory)
 
     def known_stacks(self) -> list[StackName]:
-        """Stacks that have a directory (were planned or applied at some point), and with state in
-        S3 every stack that has a state object there (applied by another machine, or a lost disk)."""
-        root = self.workspace.root / "stacks"
-        local = {p.name for p in root.iterdir() if (p / CONFIG_FILE).exists()} if root.exists() else set()
-        remote = set(stacks_in_bucket(self.s3, self.state)) if self.state is not None else set()
-        return sorted(StackName(s) for s in local | remote)
+        """Stacks planned or applied at some point (`StateHome.stacks`)."""
+        return sorted(StackName(s) for s in self.home.stacks(self.workspace.root / "stacks"))
 
     def _plan_hyperpod(self, view: StackView | None, graph: ResourceGraph,
                        inventoried: Sequence[HyperPodRef]) -> list[PlannedObject]:
@@ -350,7 +317,7 @@ class TerraformEngine:
                                          ((d, (d.cluster, d.change.address) not in pruned) for d in state.kube)))
         if error is None:
             try:
-                self._keep_beside_state(directory)
+                self.home.keep(directory)
             except Exception as exc:
                 error = permanent(f"applied, but keeping the stack's configuration beside its S3 state failed: "
                                   f"{classify(exc).message}", "state-backend")
@@ -446,16 +413,6 @@ def _declared_attributes(config_file: Path) -> dict[str, frozenset[str]]:
 
 def _forget_imports(directory: Path) -> None:
     (directory / IMPORTS_FILE).unlink(missing_ok=True)
-
-
-def _local_state(directory: Path) -> bool:
-    state = directory / "terraform.tfstate"
-    if not state.exists():
-        return False
-    try:
-        return bool(json.loads(state.read_text()).get("resources"))
-    except json.JSONDecodeError:
-        return True  # unreadable state: let terraform itself say what is wrong
 
 
 def _write_if_changed(path: Path, text: str) -> None:
