@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from typing import Any
 
 import git
 
-from benchmarks.common import print_table, write_results
+from benchmarks.common import print_table, stop_processes, write_results
 from benchmarks.synthetic import generate_org
 from embedded_aws import EmbeddedAwsProcess
 from hypergov.tree_files import write_tree_dir
@@ -94,13 +93,7 @@ def first_pass(*, root: Path, config: Path, remote: Path, head: str, replicas: i
                 time.sleep(0.5)
             seconds = time.perf_counter() - start
         finally:
-            for process in processes:
-                process.send_signal(signal.SIGTERM)
-            for process in processes:
-                try:
-                    process.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
+            stop_processes(processes)
         applied: dict[str, int] = {}
         for i in range(replicas):
             for line in (root / f"run{replicas}" / f"r{i}" / "daemon.log").read_text().splitlines():

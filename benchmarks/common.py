@@ -1,4 +1,5 @@
-"""Shared benchmark plumbing: best-of-N timing, a printed table, and JSON results."""
+"""Shared benchmark plumbing: best-of-N timing, a printed table, JSON results, and stopping the
+processes a benchmark (or a multi-process test) started."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 import json
 import os
 import platform
+import signal
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -64,3 +67,16 @@ def quick_sizes(args: argparse.Namespace) -> argparse.Namespace:
     if args.quick:
         args.projects, args.clusters, args.sample = 40, 4, 2
     return args
+
+
+def stop_processes(processes: Sequence[subprocess.Popen[Any]], *, grace_s: float = 120.0) -> None:
+    """SIGTERM each process still running, then wait `grace_s` for it; a process that did not end
+    has its process group SIGKILLed (each was started with `start_new_session=True`)."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)

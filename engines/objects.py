@@ -13,17 +13,17 @@ are records here. Clients are passed in (`S3Api`); nothing here decides what a r
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
+from engines.file_lock import file_lock
 from engines.outcomes import PermanentError, TemporaryError
 
 Record = dict[str, Any]
@@ -114,14 +114,8 @@ class LocalRecords:
             return hashlib.sha256(body).hexdigest()
 
     @staticmethod
-    @contextmanager
-    def _locked(path: Path) -> Iterator[None]:
-        with open(path.with_name(path.name + ".lock"), "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _locked(path: Path) -> AbstractContextManager[None]:
+        return file_lock(path.with_name(path.name + ".lock"))
 
 
 class S3Api(Protocol):

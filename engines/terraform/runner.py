@@ -4,7 +4,6 @@ or permanent."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -23,6 +22,7 @@ if TYPE_CHECKING:  # locks.py raises ProviderLockError, so it imports this modul
     from engines.terraform.locks import ProviderLock
 
 from engines import failpoints
+from engines.file_lock import file_lock
 from engines.outcomes import Failure, classify_terraform_output, permanent, temporary
 
 _INIT_LOCK = threading.Lock()
@@ -44,13 +44,8 @@ def _cache_lock(cache_dir: str | None) -> Iterator[None]:
         if not cache_dir:
             yield
             return
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
-        with open(Path(cache_dir) / ".hypergov-init.lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with file_lock(Path(cache_dir) / ".hypergov-init.lock"):
+            yield
 
 
 class TerraformError(Exception):

@@ -24,6 +24,7 @@ from typing import Any
 import git
 import pytest
 
+from benchmarks.common import stop_processes
 from embedded_aws import EmbeddedAwsProcess
 from engines.leases import LEASE_DURATION_S, RETRY_PERIOD_S, holder_pid
 from tests.example_tree import CONFIG
@@ -130,14 +131,7 @@ def test_three_replicas_finish_a_pass_whose_leader_was_killed(own_endpoint: Embe
                 "applied_commit") == head and _read(s3, f"{RECORDS}/reconciler.json")), timeout_s=400, logs=logs)
         assert record["epoch"] > leader["epoch"]
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+        stop_processes(processes)
 
     for key, serials in _serials(s3).items():
         assert serials == sorted(set(serials)), (key, serials)  # strictly increasing: one writer at a time
