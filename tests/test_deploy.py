@@ -25,6 +25,7 @@ from kubernetes_validate.utils import all_versions, major_minor
 
 from cli.reconcile import reconcile_cmd
 from engines.settings import Settings
+from engines.terraform.backend import S3State
 from engines.terraform.workspace import PROVIDER_ADDR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -166,3 +167,39 @@ def test_the_systemd_unit() -> None:
     checked.write_text(copy)
     result = subprocess.run(["systemd-analyze", "verify", str(checked)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and path.name not in result.stderr, result.stderr
+
+
+def _statefulset() -> dict[str, Any]:
+    obj: dict[str, Any] = yaml.safe_load((DEPLOY / "kubernetes" / "replicas" / "statefulset.yaml").read_text())
+    return obj
+
+
+@pytest.mark.parametrize("version", [OLDEST_EKS, NEWEST])
+def test_the_replicas_statefulset_is_valid_for_kubernetes(version: str) -> None:
+    assert str(kubernetes_validate.validate(_statefulset(), version, strict=True)) == version
+
+
+def test_the_replicas_run_the_deployments_pod_with_the_state_bucket_and_a_volume_each() -> None:
+    """deploy/kubernetes/replicas/statefulset.yaml is the Deployment's pod plus the state backend
+    (leases need it), each replica with its own state volume, spread over nodes."""
+    sts, deployment = _statefulset(), manifests()["Deployment"]
+    assert sts["spec"]["replicas"] >= 2 and sts["spec"]["podManagementPolicy"] == "Parallel"
+    assert sts["spec"]["selector"] == deployment["spec"]["selector"]
+    assert sts["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert sts["spec"]["serviceName"] == manifests()["Service"]["metadata"]["name"]
+    pod, single = sts["spec"]["template"], deployment["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    backend = S3State.parse(str(env.pop("HYPERGOV_STATE_BACKEND")), region="us-west-2")
+    assert backend.bucket and backend.prefix
+    assert env == {e["name"]: e.get("value") for e in _container()["env"]}
+    assert {k: v for k, v in container.items() if k != "env"} == {k: v for k, v in _container().items() if k != "env"}
+    assert [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]] == ["state"]
+    assert "state" in {m["name"] for m in container["volumeMounts"]}
+    assert pod["spec"]["volumes"] == [v for v in single["spec"]["volumes"] if v["name"] != "state"]
+    same = {k: v for k, v in pod["spec"].items() if k not in ("containers", "volumes", "topologySpreadConstraints")}
+    assert same == {k: v for k, v in single["spec"].items() if k not in ("containers", "volumes")}
+    [spread] = pod["spec"]["topologySpreadConstraints"]
+    assert spread["topologyKey"] == "kubernetes.io/hostname"
+    assert spread["labelSelector"]["matchLabels"] == sts["spec"]["selector"]["matchLabels"]
+    assert pod["metadata"] == single["metadata"]
