@@ -33,8 +33,8 @@ EngineFactory = Callable[[GovernanceTree, str], Engine]  # (tree, source commit)
 
 
 def follow(repo_path: Path, subdir: str, engine_for: EngineFactory, *, replica: Replica, branch: str,
-            audit: AuditLog | None, on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
-            clusters: Callable[[GovernanceTree], ClusterExecutor] | None) -> PassResult:
+           audit: AuditLog | None, on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
+           clusters: Callable[[GovernanceTree], ClusterExecutor] | None) -> PassResult:
     """Not the leader: claim and apply stacks of the pass the leader published, if one runs
     (else nothing to do: "up to date" for this replica; the leader reports the pass)."""
     running = replica.running_pass(branch)
