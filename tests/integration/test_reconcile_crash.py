@@ -88,6 +88,11 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
         created = killed.stderr[-2000:]
         assert _live_org_objects(own_endpoint), f"terraform was killed before it created anything: {created}"
 
+    if failpoint == "before-push":  # the killed pass applied every stack: only its push was lost
+        failed = [(r["stack"], r.get("error")) for r in audit_records(clone) if r["type"] == "outcome"
+                  and r["outcome"] != "applied"]
+        assert not failed, f"the killed pass failed a stack, not only its push: {failed}"
+
     restarted = _hypergov(_env(own_endpoint, tmp_path), tmp_path, "reconcile")
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr  # not busy, converged
     types, again = EXPECTED[failpoint]
