@@ -103,6 +103,14 @@ def first_pass(*, root: Path, config: Path, remote: Path, head: str, replicas: i
     return {"replicas": replicas, "seconds": round(seconds, 1), "stacks_applied_by": applied}
 
 
+def _write(args: argparse.Namespace, stacks: int, runs: list[dict[str, Any]]) -> None:
+    """The results so far (after each configuration: a run cut short still leaves what it measured)."""
+    baseline = next((r["seconds"] for r in runs if r["replicas"] == 1), runs[0]["seconds"])
+    write_results("replicas", {"projects": args.projects, "clusters": args.clusters, "stacks": stacks,
+                               "parallelism": args.parallelism, "runs": runs,
+                               "speedup": {str(r["replicas"]): round(baseline / r["seconds"], 2) for r in runs}})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--projects", type=int, default=200)
@@ -121,18 +129,19 @@ def main() -> None:
         root = Path(tmp)
         remote, head = _remote(root, files)
         for replicas in sorted(set(args.replicas)):
+            load_before = os.getloadavg()[0]
             runs.append(first_pass(root=root, config=root / "seed" / "config", remote=remote, head=head,
                                    replicas=replicas, parallelism=args.parallelism, timeout_s=args.timeout))
-            print(f"{replicas} replica(s): {runs[-1]['seconds']} s", flush=True)
+            runs[-1]["load_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]  # before, after
+            print(f"{replicas} replica(s): {runs[-1]['seconds']} s ({runs[-1]['stacks_applied_by']}; 1-min load "
+                  f"before/after {runs[-1]['load_1min']})", flush=True)
+            _write(args, stacks, runs)
     baseline = next((r["seconds"] for r in runs if r["replicas"] == 1), runs[0]["seconds"])
     rows = [[r["replicas"], r["seconds"], baseline / r["seconds"],
              ", ".join(f"{k}: {v}" for k, v in sorted(r["stacks_applied_by"].items()))] for r in runs]
     print_table(f"first pass, {args.projects} projects + {args.clusters} clusters ({stacks} stacks), "
                 f"{args.parallelism} stack(s) at a time per replica, {os.cpu_count()} cores shared",
                 ["replicas", "wall s", "speed-up vs 1", "stacks applied with changes, per replica"], rows)
-    write_results("replicas", {"projects": args.projects, "clusters": args.clusters, "stacks": stacks,
-                               "parallelism": args.parallelism, "runs": runs,
-                               "speedup": {str(r["replicas"]): round(baseline / r["seconds"], 2) for r in runs}})
 
 
 if __name__ == "__main__":
