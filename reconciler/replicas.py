@@ -26,7 +26,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from engines.leases import LEADER, Held, Keeper, Lease, Leases, LeaseTiming, StaleEpochError, new_holder
+from engines.leases import (
+    LEADER,
+    Held,
+    HolderId,
+    Keeper,
+    Lease,
+    Leases,
+    LeaseTiming,
+    StaleEpochError,
+    new_holder,
+)
 from engines.objects import RecordStore, update
 from engines.outcomes import Failure
 from engines.plan import ApplyResult, Plan, StackName, split_outcomes
@@ -37,6 +47,14 @@ from reconciler.write_ahead import LeaseStamp, apply_audited
 from stacks.spec import plan_stacks
 
 RUNNING, COMPLETE, FAILED = "running", "complete", "failed"
+
+
+PASSES = "passes"  # the pass records: `passes/<branch>.json`
+
+
+def pass_record(branch: str) -> str:
+    """The record name of a branch's shared pass."""
+    return f"{PASSES}/{branch.replace('/', '_')}.json"
 
 
 def split_scope(plan: Sequence[StackName], tree: GovernanceTree) -> tuple[list[StackName], list[StackName]]:
@@ -129,7 +147,7 @@ class Replica:
         return self.leases.store
 
     def pass_name(self, branch: str) -> str:
-        return f"passes/{branch.replace('/', '_')}.json"
+        return pass_record(branch)
 
     # --- the leader ------------------------------------------------------------------------------
     def lead(self) -> Held | None:
@@ -332,21 +350,22 @@ def lease_status(records: RecordStore, branches: Sequence[str], *,
     is 1,000 small reads)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    leader = records.read(f"leases/{LEADER}.json")
-    recorded = {n.removeprefix("passes/").removesuffix(".json") for n in records.names("passes")}
+    reader = Leases(records, me=HolderId(""))  # reads only (`current`): the lease names have one source
+    leader = reader.current(LEADER)
+    recorded = {n.removeprefix(f"{PASSES}/").removesuffix(".json") for n in records.names(PASSES)}
     passes = []
     for branch in [*branches, *sorted(recorded - {b.replace("/", "_") for b in branches})]:
-        found = records.read(f"passes/{branch.replace('/', '_')}.json")
+        found = records.read(pass_record(branch))
         if found is None:
             continue
         data, stacks = found.data, [str(s) for s in found.data.get("stacks", [])]
         with ThreadPoolExecutor(max_workers=parallelism) as pool:
-            read = list(pool.map(lambda s: records.read(f"leases/{_stack_lease(s)}.json"), stacks))
-        leases = [(s, Lease.of(r.data)) for s, r in zip(stacks, read, strict=True) if r is not None]
+            read = list(pool.map(lambda s: reader.current(_stack_lease(s)), stacks))
+        leases = [(s, lease) for s, lease in zip(stacks, read, strict=True) if lease is not None]
         pass_id = str(data.get("pass", ""))
         passes.append(PassView(
             branch=branch, pass_id=pass_id, state=str(data.get("state", "")), epoch=int(data.get("epoch") or 0),
             stacks=len(stacks), done=sum(1 for _, lease in leases if lease.extra.get("done") == pass_id),
             failed=sum(1 for _, lease in leases if lease.extra.get("failed") == pass_id),
             held=tuple(_view(s, lease) for s, lease in leases if lease.holder and not finished(lease, pass_id))))
-    return (_view(LEADER, Lease.of(leader.data)) if leader else None), tuple(passes)
+    return (_view(LEADER, leader) if leader else None), tuple(passes)

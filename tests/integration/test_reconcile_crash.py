@@ -137,20 +137,27 @@ def _live_org_objects(endpoint: EmbeddedAwsProcess) -> list[str]:
     return found
 
 
-def _a_dead_terraform_lock_holder_does_not_block(endpoint: EmbeddedAwsProcess, root: Path) -> None:
-    org = root / "state" / "stacks" / "org"
-    env = {**os.environ, **CREDENTIALS}
-    address = subprocess.run(["terraform", "state", "list"], cwd=org, env=env, capture_output=True, text=True,
+def terraform_at_its_prompt(directory: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """`terraform apply -replace=<first address>` in its own process group, once it waits for "yes":
+    a replace always has something to confirm, so terraform has planned and holds the state lock."""
+    address = subprocess.run(["terraform", "state", "list"], cwd=directory, env=env, capture_output=True, text=True,
                              check=True).stdout.split()[0]
-    # A replace always has something to confirm: terraform plans, then waits for "yes" holding the lock.
-    holder = subprocess.Popen(["terraform", "apply", "-no-color", f"-replace={address}"], cwd=org, env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    holder = subprocess.Popen(["terraform", "apply", "-no-color", f"-replace={address}"], cwd=directory, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              start_new_session=True)
     assert holder.stdout is not None
     said = ""
     while "Enter a value" not in said:
         chunk = holder.stdout.read(1)
         assert chunk, f"terraform ended without waiting at its prompt:\n{said}"
         said += chunk
+    return holder
+
+
+def _a_dead_terraform_lock_holder_does_not_block(endpoint: EmbeddedAwsProcess, root: Path) -> None:
+    org = root / "state" / "stacks" / "org"
+    env = {**os.environ, **CREDENTIALS}
+    holder = terraform_at_its_prompt(org, env)
     assert (org / ".terraform.tfstate.lock.info").exists()  # held by a live terraform
     holder.kill()
     holder.wait(timeout=30)

@@ -30,7 +30,13 @@ from hypergov.gitsource import read_tree_at
 from hypergov.validate import validate_files
 from reconciler.replicas import Replica
 from tests.integration.conftest import CREDENTIALS, MANAGEMENT, REGION, audit_records
-from tests.integration.test_reconcile_crash import APPLIED, _env, _hypergov, _remote_and_clone
+from tests.integration.test_reconcile_crash import (
+    APPLIED,
+    _env,
+    _hypergov,
+    _remote_and_clone,
+    terraform_at_its_prompt,
+)
 
 pytestmark = pytest.mark.integration
 BUCKET = "acme-hypergov-state"
@@ -201,18 +207,8 @@ def test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks
 
 
 def _kill_terraform_holding_the_lock(directory: Path, env: dict[str, str]) -> None:
-    """`terraform apply -replace=...` plans, then waits for "yes" holding the stack's S3 lock; its
-    process group (terraform and its provider) is SIGKILLed there, as a node failure would."""
-    address = subprocess.run(["terraform", "state", "list"], cwd=directory, env=env, capture_output=True, text=True,
-                             check=True).stdout.split()[0]
-    holder = subprocess.Popen(["terraform", "apply", "-no-color", f"-replace={address}"], cwd=directory, env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              start_new_session=True)
-    assert holder.stdout is not None
-    said = ""
-    while "Enter a value" not in said:
-        chunk = holder.stdout.read(1)
-        assert chunk, said  # terraform ended before asking
-        said += chunk
+    """A terraform apply waiting at its prompt holds the stack's S3 lock; its process group
+    (terraform and its provider) is SIGKILLed there, as a node failure would."""
+    holder = terraform_at_its_prompt(directory, env)
     os.killpg(holder.pid, signal.SIGKILL)
     holder.wait()
