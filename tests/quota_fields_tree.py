@@ -38,7 +38,8 @@ RECSYS_QUOTA = """quotas:
 """
 
 
-def tree_with_new_fields() -> GovernanceTree:
+def tree_with_new_fields(*, speech_resources: dict[str, str] | None = None) -> GovernanceTree:
+    """`speech_resources` adds resources (instance type: YAML flow mapping) to speech's gpu-west quota."""
     files = example_files()
     files["projects/vision.yaml"] = VISION.encode()
     recsys = files["projects/recsys.yaml"].decode()
@@ -46,7 +47,8 @@ def tree_with_new_fields() -> GovernanceTree:
     end = recsys.index("    sharing:", start)
     files["projects/recsys.yaml"] = (recsys[:start] + RECSYS_QUOTA + recsys[end:]).encode()
     speech = files["projects/speech.yaml"].decode()
-    in_vcpu = "    resources:\n      ml.g5.12xlarge: {vcpu: 96, memory_gib: 384}\n"
+    in_vcpu = "    resources:\n      ml.g5.12xlarge: {vcpu: 96, memory_gib: 384}\n" + "".join(
+        f"      {itype}: {amount}\n" for itype, amount in (speech_resources or {}).items())
     files["projects/speech.yaml"] = speech.replace("    instances:\n      ml.g5.12xlarge: 8\n", in_vcpu).encode()
     del files["workloads/speech/serving.yaml"]
     report = validate_files(files)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capacity.adapter import cluster_capacities, cluster_capacity, generate_for_tree, workloads_for_tree
+import pytest
+
+from capacity.adapter import AdapterError, cluster_capacities, cluster_capacity, generate_for_tree, workloads_for_tree
 from capacity.spec import InstanceTypeName
 from capacity.synth import TraceShape
 from hypergov.validate import load_valid_tree
@@ -71,3 +73,16 @@ def test_finer_quota_units_and_absolute_borrow_limits() -> None:
     assert recsys.absolute_borrow_gpus == {}
     assert teams["speech"].guaranteed_gpus == {g5: 0}
     assert cap.problems() == []
+
+
+def test_two_mig_profiles_on_one_instance_type_are_refused_by_name() -> None:
+    """The simulator splits the partitioned instances of a type into one profile (SEMANTICS.md R7),
+    so a tree whose teams ask for p5 slices of two profiles (recsys mig-1g.10gb, speech
+    mig-3g.40gb: both NVIDIA H100 80 GB profiles, so each alone is valid) is refused with both
+    profiles named and the fix, not simulated with one of them silently."""
+    tree = tree_with_new_fields(speech_resources={"ml.p5.48xlarge": "{partition: {profile: mig-3g.40gb, count: 2}}"})
+    with pytest.raises(AdapterError) as refused:
+        cluster_capacity(tree, "gpu-west")
+    message = str(refused.value)
+    assert "ml.p5.48xlarge" in message and "mig-1g.10gb, mig-3g.40gb" in message
+    assert "one profile per instance type" in message
