@@ -27,12 +27,13 @@ from engines.settings import Settings, SettingsError, load_settings
 from engines.terraform.runner import TerraformError
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, config_tree_id, locate_tree
 from hypergov.model.tree import GovernanceTree
-from hypergov.validate import InvalidTreeError
+from hypergov.validate import InvalidTreeError, ValidationReport
 from reconciler.render import render_markdown, render_text, summary_line
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
     from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedCluster
     from engines.protocol import Engine
+    from hypergov.tree_files import TreeEntry
     from reconciler.audit import AuditLog
 
 EXIT_CHANGES = 2
@@ -266,23 +267,16 @@ def _plan_with_clusters(settings: Settings, stack_names: Sequence[str], *,
     return ([cluster_plan(clusters)] if clusters and not stack_names else []) + plans, failures
 
 
-def _merge_request_plan(
-        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool, markdown_file: Path | None,
-        terraform_max_stacks: int = TERRAFORM_MAX_STACKS,
-        reviewed_in: Path | None = None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
-    """Plans, failures, the comment's sections above the resource tables and those below. An
-    invalid head still gets its comment (the problems, file:line) before the error is raised."""
-    from capacity.render import render_markdown as capacity_markdown
-    from engines.hyperpod.cluster_executor import awaiting_cluster, cluster_plan, live_arns, with_cluster_arns
-    from hypergov.change_control import approvals_markdown, required_approvals
+def _validated_base_and_head(settings: Settings, base_ref: str, markdown_file: Path | None
+                             ) -> tuple[dict[str, TreeEntry], dict[str, TreeEntry], ValidationReport, ValidationReport]:
+    """The base's and the head's files and reports, both valid (and the head removes no managed
+    cluster), else the error: an invalid head still gets its comment (the problems, file:line)."""
     from hypergov.gitsource import read_tree_at
     from hypergov.loader import LoadedFiles
     from hypergov.rules.clusters import removed_managed_clusters
     from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import ValidationReport, held_until_exit, shown_root, validate_files
+    from hypergov.validate import held_until_exit, shown_root, validate_files
     from hypergov.validation_markdown import invalid_tree_markdown
-    from reconciler.clusters import clusters_markdown
-    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
 
     # Base and head share all but the changed files: each file is parsed and checked once, and
     # the base's problems (never shown) name files as the head's do, so that they are shared.
@@ -294,7 +288,6 @@ def _merge_request_plan(
             if markdown_file:
                 markdown_file.write_text(invalid_tree_markdown(head_report.problems))
             raise InvalidTreeError(head_report)
-        head = head_report.tree
         try:
             where = locate_tree(settings.config_dir)
             base_files = read_tree_at(where.repo, base_ref, where.subdir)
@@ -303,11 +296,28 @@ def _merge_request_plan(
         base_report = validate_files(base_files, display_root=shown, reuse=loaded)
     if not base_report.ok:
         raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
-    removals = list(removed_managed_clusters(base_report.tree, head))  # CLU003: base against head
+    removals = list(removed_managed_clusters(base_report.tree, head_report.tree))  # CLU003: base against head
     if removals:
         if markdown_file:
             markdown_file.write_text(invalid_tree_markdown(removals))
-        raise InvalidTreeError(ValidationReport(tree=head, problems=[*head_report.problems, *removals]))
+        raise InvalidTreeError(ValidationReport(tree=head_report.tree, problems=[*head_report.problems, *removals]))
+    return base_files, head_files, base_report, head_report
+
+
+def _merge_request_plan(
+        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool, markdown_file: Path | None,
+        terraform_max_stacks: int = TERRAFORM_MAX_STACKS,
+        reviewed_in: Path | None = None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
+    """Plans, failures, the comment's sections above the resource tables and those below. An
+    invalid head still gets its comment (the problems, file:line) before the error is raised."""
+    from capacity.render import render_markdown as capacity_markdown
+    from engines.hyperpod.cluster_executor import awaiting_cluster, cluster_plan, live_arns, with_cluster_arns
+    from hypergov.change_control import approvals_markdown, required_approvals
+    from reconciler.clusters import clusters_markdown
+    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
+
+    base_files, head_files, base_report, head_report = _validated_base_and_head(settings, base_ref, markdown_file)
+    head = head_report.tree
     approvals = required_approvals(base_files, head_files, base_report.tree)
     mr = scope(base_report.tree, head)
     clusters, _ = planned_clusters(settings, head, quiet=True)
