@@ -146,9 +146,6 @@ class Replica:
     def records(self) -> RecordStore:
         return self.leases.store
 
-    def pass_name(self, branch: str) -> str:
-        return pass_record(branch)
-
     # --- the leader ------------------------------------------------------------------------------
     def lead(self) -> Held | None:
         """The leader lease, held already (elected by the keeper) or taken now; None: another leads.
@@ -172,7 +169,7 @@ class Replica:
                 stacks: Sequence[StackName]) -> str:
         """The pass's project stacks for every replica; its id."""
         leader.check()
-        written = update(self.records, self.pass_name(branch), lambda recorded: _with_stacks(
+        written = update(self.records, pass_record(branch), lambda recorded: _with_stacks(
             next_pass(recorded, base=base, head=head, epoch=leader.epoch), stacks))
         if written is None:
             raise StaleEpochError(f"the pass record of {branch} was written by a newer leader; this one stops")
@@ -186,10 +183,10 @@ class Replica:
                 return None
             return {**recorded, "state": state, "epoch": leader.epoch}
 
-        update(self.records, self.pass_name(branch), change)
+        update(self.records, pass_record(branch), change)
 
     def running_pass(self, branch: str) -> dict[str, Any] | None:
-        found = self.records.read(self.pass_name(branch))
+        found = self.records.read(pass_record(branch))
         return found.data if found is not None and found.data.get("state") == RUNNING else None
 
     # --- every replica -----------------------------------------------------------------------------
