@@ -8,6 +8,7 @@ handles; they differ only in how the server is started and stopped.
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -71,6 +72,16 @@ class EndpointHandle:
     def reset(self) -> None:
         """Forget all state (every service, account and region), faults and the call log."""
         self._control("POST", "reset")
+
+    def save_state(self, path: str | os.PathLike[str]) -> None:
+        """Write the endpoint's whole state (every service, account and region) to `path`, a file
+        the endpoint's process can write; `restore_state` in this or another endpoint reads it."""
+        self._control("POST", "state/save", {"path": os.fspath(path)})
+
+    def restore_state(self, path: str | os.PathLike[str]) -> None:
+        """Replace the endpoint's state with a snapshot `save_state` wrote; faults and the call
+        log are cleared, as by `reset`."""
+        self._control("POST", "state/restore", {"path": os.fspath(path)})
 
     def set_transition(self, model: str, *, progression: str, times: int | None = None,
                        seconds: float | None = None) -> None:

@@ -21,6 +21,7 @@ from moto.moto_api import state_manager
 from embedded_aws.faults import FaultRegistry, FaultSpec, error_response, fault_response
 from embedded_aws.operations import account_from_access_key, identify, read_body
 from embedded_aws.sagemaker_backend import reserve_cluster_id
+from embedded_aws.snapshot import restore_state, save_state
 
 log = logging.getLogger(__name__)
 CONTROL_PREFIX = "/_hypergov/"
@@ -124,6 +125,13 @@ class EmbeddedAwsMiddleware:
             reserve_cluster_id(account=payload["account"], region=payload["region"], name=payload["name"],
                                cluster_id=payload["id"])
             return {"status": "reserved"}
+        if (route, method) == ("state/save", "POST"):
+            return save_state(payload["path"])
+        if (route, method) == ("state/restore", "POST"):
+            restored = restore_state(payload["path"])
+            self.faults.clear()
+            self.calls.clear()
+            return restored
         if (route, method) == ("transition", "POST"):
             state_manager.set_transition(model_name=payload["model"], transition=payload["transition"])
             return {"status": "set"}

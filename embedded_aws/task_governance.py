@@ -12,6 +12,7 @@ IAM identity that signed the request), as SageMaker does; List summaries do not 
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any, TypeVar
 
 from moto.core.utils import utcnow
@@ -39,7 +40,7 @@ class VersionedResource(ManagedState):
                  tags: Any, by: UserContext) -> None:
         super().__init__(model, TRANSITIONS)
         self.resource_id = new_resource_id()
-        self.arn: str = arn_of(self.KIND, self.resource_id)
+        self.arn: str = arn_of(kind=self.KIND, resource_id=self.resource_id)
         self.name = name
         self.cluster_arn = cluster_arn
         self.created = utcnow()
@@ -118,11 +119,8 @@ class GovernanceStore:
         self.quotas: dict[str, ComputeQuota] = {}
         self.policies: dict[str, SchedulerPolicy] = {}
 
-        def arn_of(kind: str, resource_id: str) -> str:
-            return sagemaker_arn(partition=partition, region=region, account=account, kind=kind,
-                                 resource_id=resource_id)
-
-        self._arn_of = arn_of
+        # A partial, not a closure: the store is pickled with the endpoint's state (snapshot.py).
+        self._arn_of = functools.partial(sagemaker_arn, partition=partition, region=region, account=account)
 
     def uses_cluster(self, cluster_arn: str) -> bool:
         resources: list[VersionedResource] = [*self.quotas.values(), *self.policies.values()]
