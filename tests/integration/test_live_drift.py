@@ -10,8 +10,7 @@ the endpoint (STS names the out-of-band caller), never from hypergov's own outpu
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import git
@@ -20,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
-from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
+from tests.integration.conftest import PROD, REGION, audit_records, restore_applied_example
 
 pytestmark = pytest.mark.integration
 GPU_WEST = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"  # config/clusters/gpu-west.yaml
@@ -29,20 +28,10 @@ OU = "ou-ml01-platform1"  # config/org.yaml organizational_unit
 
 
 @pytest.fixture(scope="module")
-def env(endpoint: EmbeddedAwsProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The example tree in a Git repository, every stack applied."""
-    root = tmp_path_factory.mktemp("live-drift")
-    shutil.copytree(CONFIG, root / "gov" / "config")
-    repo = git.Repo.init(root / "gov", initial_branch="main")
-    repo.index.add([str(p.relative_to(root / "gov")) for p in (root / "gov" / "config").rglob("*") if p.is_file()])
-    actor = git.Actor("admin", "admin@example.com")
-    repo.index.commit("governance tree", author=actor, committer=actor)
-    environ = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
-               "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "2",
-               "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
-    applied = CliRunner().invoke(main, ["apply", "--yes"], env=environ)
-    assert applied.exit_code == 0, applied.output
-    yield environ
+def env(endpoint: EmbeddedAwsProcess, applied_example: Path,
+        tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The example tree in a Git repository, every stack applied (a copy of the run's snapshot)."""
+    return restore_applied_example(applied_example, endpoint, tmp_path_factory.mktemp("live-drift"))
 
 
 def drift(env: dict[str, str], *args: str) -> Result:
