@@ -40,7 +40,7 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     assert ("| `projects/vision.yaml` | modified | `arn:aws:iam::111122223333:role/vision-lead`, "
             "`arn:aws:iam::111122223333:role/PlatformAdministrator`") in markdown
     # what the change means, above the resource tables: vision 12 -> 10 p5 (8 GPUs each) = 96 -> 80;
-    # gpu-west's teams 272 -> 256 of its 320 GPUs (tests/test_merge_request_golden.py works them out)
+    # gpu-west's teams 272 -> 256 of its 320 GPUs (tests/core/test_merge_request_golden.py works them out)
     order = ["## hypergov plan", "### Governance summary",
              "| `vision` | `gpu-west` | `ml.p5.48xlarge` | 12 → 10 | 96 → 80 |",
              "| `gpu-west` | 272 → 256 | 320 | 85% → 80% |", "### Validation", "no errors, 0 warning(s)",
