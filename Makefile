@@ -37,11 +37,11 @@ bench: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/hypergov schema --out schema
 
-# Rewrite tests/stacks/golden/project-vision.json and tests/golden/merge_request/*.md from config/
+# Rewrite tests/stacks/golden/project-vision.json and tests/core/golden/merge_request/*.md from config/
 # (review the diff before committing).
 golden: $(STAMP)
 	$(BIN)/python -m stacks.golden
-	$(BIN)/python -m tests.regen_governance_golden
+	$(BIN)/python -m tests.core.regen_governance_golden
 
 # Re-resolve the pins after editing requirements.in.
 lock:

@@ -19,7 +19,7 @@ from hypergov.rules.iam_automata import union_of
 from hypergov.rules.iam_patterns import _OVERLAPS, _RESULTS, decide_containment, decide_overlap, glob_regex
 from hypergov.source import MAX_FILE_BYTES
 from hypergov.validate import validate_files
-from tests.test_containment_bounds import (
+from tests.core.test_containment_bounds import (
     EXAMPLE_ALLOW,
     _fill,
     _hard_allows,

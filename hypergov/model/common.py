@@ -53,7 +53,7 @@ Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-gov|-iso[a-z]?)?-
 # IAM actions are `service:Action` with `*` / `?` wildcards; service prefixes and action names are
 # letters, digits and '-' (https://docs.aws.amazon.com/service-authorization/latest/reference/;
 # e.g. vpc-lattice:AssociateViaAWSService-EventsAndStates). Every action of AWS's published
-# catalogue matches (tests/test_aws_actions.py).
+# catalogue matches (tests/core/test_aws_actions.py).
 IAM_ACTION_PATTERN = r"^(\*|[a-zA-Z0-9*?-]+:[a-zA-Z0-9*?-]+)$"
 ActionPattern = Annotated[str, StringConstraints(pattern=IAM_ACTION_PATTERN, max_length=256),
                           Field(description="an IAM action pattern like 's3:Get*' or 'sagemaker:*'")]

@@ -1,6 +1,11 @@
 """The HyperPod driver's decisions (pure) and how it carries them out. The SageMaker API is the
-boundary: its compute-quota and scheduler-config operations exist nowhere on this machine yet (moto
-lacks them), so `apply_change` runs against a small in-memory fake of those operations."""
+boundary. Moto lacks its compute-quota and scheduler-config operations; the embedded endpoint
+(`embedded_aws`) serves them, checked against botocore's models in tests/embedded_endpoint/
+(test_compute_quota_contract.py, test_scheduler_config_contract.py), and the driver applies through
+it over real HTTP in tests/engines/test_live_quota_fields.py and, under terraform's HyperPod
+executor, in tests/integration/. Here `apply_change` runs against a small in-memory fake of the
+scheduler-config operations instead, which records the writes the driver makes: one create, nothing
+while converged, then one update."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The live scan of the Kubernetes objects hypergov manages (`engines.live.kubernetes`).
 
 No kube-apiserver can run on this machine, so each cluster is the fake `KubeApi` of
-`tests.reconciler.kube_fakes` (the seam is one Protocol: list a kind a page at a time, get one
+`tests.engines.kube_fakes` (the seam is one Protocol: list a kind a page at a time, get one
 object, delete one). What crosses it is checked instead: the live objects are the example tree's
 own declared manifests (`object_from_pulumi`, as the engine applies them) as the API server returns
 them, with the fields the server adds (uid, resourceVersion, managedFields, status, the defaults
@@ -32,8 +32,8 @@ from engines.live.scan import PRUNERS, scan_context, scan_with
 from engines.settings import load_settings
 from tests.components.test_kubernetes_schemas import errors_of
 from tests.components.test_kubernetes_schemas import objects as declared_manifests
+from tests.engines.kube_fakes import FakeCluster
 from tests.example_tree import example_tree
-from tests.reconciler.kube_fakes import FakeCluster
 
 RBAC = "rbac.authorization.k8s.io/v1"
 APPLIED = "2025-03-04T10:30:00Z"

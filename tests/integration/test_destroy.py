@@ -3,7 +3,7 @@ through the stack's inventory. Against the embedded endpoint with the real terra
 with boto3 against the endpoint (not hypergov's records).
 
 No kube-apiserver can run on this machine, so the project's Kubernetes objects live in a fake of
-the `KubeApi` Protocol seam (`tests/reconciler/kube_fakes.py`), injected through the engine's
+the `KubeApi` Protocol seam (`tests/engines/kube_fakes.py`), injected through the engine's
 `kube_api_for`; terraform, the HyperPod driver and the endpoint are real."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from embedded_aws import EmbeddedAwsProcess
 from engines.kube import KubeObject
 from engines.plan import Action, Plan, StackName
 from hypergov import naming
+from tests.engines.kube_fakes import FakeCluster
 from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
-from tests.reconciler.kube_fakes import FakeCluster
 
 pytestmark = pytest.mark.integration
 

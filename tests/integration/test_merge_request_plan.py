@@ -35,18 +35,60 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     markdown = (tmp_path / "mr.md").read_text()
     assert "`cluster-gpu-west`" in markdown and "`project-vision`" in markdown and "`project-nlp`" not in markdown
     assert "hyperpod:ComputeQuota:vision-on-gpu-west" in markdown
-    assert "vision" in markdown.split("apacity", 1)[1]  # the capacity section names the team whose quota shrank
+    assert_capacity_impact_of_vision_losing_two_p5(markdown)
     assert "1 changed file(s) need approval" in result.output
     assert ("| `projects/vision.yaml` | modified | `arn:aws:iam::111122223333:role/vision-lead`, "
             "`arn:aws:iam::111122223333:role/PlatformAdministrator`") in markdown
     # what the change means, above the resource tables: vision 12 -> 10 p5 (8 GPUs each) = 96 -> 80;
-    # gpu-west's teams 272 -> 256 of its 320 GPUs (tests/test_merge_request_golden.py works them out)
+    # gpu-west's teams 272 -> 256 of its 320 GPUs (tests/core/test_merge_request_golden.py works them out)
     order = ["## hypergov plan", "### Governance summary",
              "| `vision` | `gpu-west` | `ml.p5.48xlarge` | 12 → 10 | 96 → 80 |",
              "| `gpu-west` | 272 → 256 | 320 | 85% → 80% |", "### Validation", "no errors, 0 warning(s)",
              "### Resource changes", "| `cluster-gpu-west` |", "### Required approvals"]
     positions = [markdown.index(text) for text in order]
     assert positions == sorted(positions), positions
+
+
+
+def capacity_tables(section: str) -> dict[str, dict[str, list[str]]]:
+    """The tables of the capacity-impact section (`capacity.render.render_markdown`): cluster ->
+    team -> the row's cells after the team's name (guaranteed GPUs, p50 wait, p90 wait, started at
+    once on own quota, borrowed GPU-h, preempted, and the "worse" flag, empty when not worse)."""
+    tables: dict[str, dict[str, list[str]]] = {}
+    for part in section.split("\n#### ")[1:]:
+        cluster, _, body = part.partition("\n")
+        rows = [line.strip("|").split("|") for line in body.splitlines()
+                if line.startswith("| ") and not line.startswith("| team |")]
+        tables[cluster] = {cells[0].strip(): [cell.strip() for cell in cells[1:]] for cells in rows}
+    return tables
+
+
+def assert_capacity_impact_of_vision_losing_two_p5(markdown: str) -> None:
+    """The capacity section of the comment for vision's gpu-west quota 12 -> 10 ml.p5.48xlarge.
+    GPUs per instance are AWS's: P5 8, G5.12xlarge 4, P4d.24xlarge 8, Trn1.32xlarge 16 (Trainium)."""
+    assert "\n### Capacity impact\n" in markdown
+    section = markdown.split("\n### Capacity impact\n", 1)[1]
+    # the default trace (reconciler/merge_request.py's SAMPLE_TRACE: capacity/samples/example-trace.jsonl,
+    # 3,000 lines, one job each) under the --base ref and the working tree (cli/plan.py's head_ref)
+    assert "The same trace (`example-trace.jsonl`, 3,000 jobs) simulated under `main` and `working tree`." in section
+    # vision alone: no other team's quota changed, and the simulation finds none of them waiting longer,
+    # starting fewer jobs at once or preempted more (capacity/diff.py's thresholds)
+    assert "**1 team(s) get worse:** `gpu-west/vision`." in section
+    tables = capacity_tables(section)
+    assert list(tables) == ["gpu-west", "trn-east"]  # every cluster of the tree, by name
+    # guaranteed GPUs per instance type, types in name order, from config/projects/*.yaml's gpu-west quotas:
+    # nlp 12 p5 = 96; recsys 4 g5 = 16 and 4 p5 = 32; speech 8 g5 = 32; vision 12 -> 10 p5 = 96 -> 80
+    assert {team: row[0] for team, row in tables["gpu-west"].items()} == {
+        "nlp": "96", "recsys": "16+32", "speech": "32", "vision": "96 → 80"}
+    # vision is worse first for its guarantee, then for its borrow limit, 50% of the guarantee
+    # (vision.yaml's borrow_limit_percent; capacity/spec.py's borrow_limit_gpus): 96 / 2 = 48 -> 80 / 2 = 40
+    assert tables["gpu-west"]["vision"][-1].startswith(
+        "**worse**: guaranteed ml.p5.48xlarge GPUs 96 → 80; may borrow ml.p5.48xlarge GPUs 48 → 40")
+    assert [team for team, row in tables["gpu-west"].items() if row[-1]] == ["vision"]
+    # trn-east is untouched (nlp.yaml: 8 trn1 = 128; research.yaml: 8 p4d = 64 and 6 trn1 = 96) and
+    # simulated alone, so every cell of it is the same under both configs: no arrow, no flag
+    assert {team: row[0] for team, row in tables["trn-east"].items()} == {"nlp": "128", "research": "64+96"}
+    assert not [cell for row in tables["trn-east"].values() for cell in row if "→" in cell or "worse" in cell]
 
 
 def test_an_invalid_change_still_writes_the_comment_with_its_problems(tmp_path: Path,

@@ -1,10 +1,10 @@
-"""Rewrite tests/golden/merge_request/*.md from the cases in tests/merge_request_cases.py:
-`python -m tests.regen_governance_golden` from the repository root (or `make golden`). Review
+"""Rewrite tests/core/golden/merge_request/*.md from the cases in tests/core/merge_request_cases.py:
+`python -m tests.core.regen_governance_golden` from the repository root (or `make golden`). Review
 the diff before committing: the golden test also checks each case's figures by hand."""
 
 from __future__ import annotations
 
-from tests.merge_request_cases import CASES, GOLDEN, comment_sections
+from tests.core.merge_request_cases import CASES, GOLDEN, comment_sections
 
 
 def main() -> None:

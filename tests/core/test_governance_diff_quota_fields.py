@@ -5,8 +5,8 @@ them), not "nothing HyperPod applies changed"."""
 from __future__ import annotations
 
 from hypergov.governance_diff import FieldChange
-from tests.merge_request_cases import Files, replace
-from tests.test_governance_diff import VISION, diff_of
+from tests.core.merge_request_cases import Files, replace
+from tests.core.test_governance_diff import VISION, diff_of
 
 LIMIT = "    borrow_limit_percent: 50\n"
 
@@ -50,7 +50,7 @@ def test_a_guarantee_in_accelerators_changed_shows_both_values() -> None:
 
 
 def test_guarantees_in_accelerators_count_in_the_clusters_guaranteed_gpus() -> None:
-    # the example tree guarantees 272 GPUs on gpu-west (tests/test_governance_diff.py); vision's
+    # the example tree guarantees 272 GPUs on gpu-west (tests/core/test_governance_diff.py); vision's
     # 8 g5.12xlarge accelerators come on top
     def edit(files: Files) -> None:
         replace(files, VISION, "    sharing: LendAndBorrow\n",

@@ -1,6 +1,6 @@
 """Destroying a stack removes what it owns outside terraform's state, found through its inventory:
 here the Kueue objects of the plain-EKS cluster stack (no terraform resources, so no terraform
-runs; the cluster is a fake of the `KubeApi` seam, `tests/reconciler/kube_fakes.py`, because no
+runs; the cluster is a fake of the `KubeApi` seam, `tests/engines/kube_fakes.py`, because no
 kube-apiserver can run here). HyperPod objects: tests/integration/test_destroy.py."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from engines.plan import Action, StackName
 from engines.terraform.engine import NO_INVENTORY
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
+from tests.engines.kube_fakes import FakeCluster, engine_without_terraform
 from tests.example_tree import example_files, example_tree
-from tests.reconciler.kube_fakes import FakeCluster, engine_without_terraform
 
 TRN_EAST = StackName("cluster-trn-east")
 NLP = StackName("project-nlp")

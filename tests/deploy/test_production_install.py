@@ -17,7 +17,7 @@ import pytest
 
 from embedded_aws.command import MISSING_EXTRA
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WITHOUT_MOTO = """
 import importlib.abc, sys
 class NoMoto(importlib.abc.MetaPathFinder):

@@ -1,6 +1,6 @@
 """The merge-request comment's sections above the resource tables (governance summary and
 validation results, or the invalid-tree comment) for representative changes to the example tree,
-pinned as golden files. Regenerate with `python -m tests.regen_governance_golden` and review the
+pinned as golden files. Regenerate with `python -m tests.core.regen_governance_golden` and review the
 diff.
 
 Each case's figures are also checked by hand below, independently of the golden files. The
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.merge_request_cases import CASES, Case, comment_sections
+from tests.core.merge_request_cases import CASES, Case, comment_sections
 
 # Lines each case's comment must hold, and why the numbers are right.
 HAND_CHECKED: dict[str, list[str]] = {
@@ -69,9 +69,9 @@ HAND_CHECKED: dict[str, list[str]] = {
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])
 def test_comment_matches_its_golden_file(case: Case) -> None:
-    assert case.golden.exists(), "run 'python -m tests.regen_governance_golden'"
+    assert case.golden.exists(), "run 'python -m tests.core.regen_governance_golden'"
     assert comment_sections(case) == case.golden.read_text(encoding="utf-8"), (
-        f"{case.golden.name} is stale: run 'python -m tests.regen_governance_golden' and review the diff")
+        f"{case.golden.name} is stale: run 'python -m tests.core.regen_governance_golden' and review the diff")
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CASES])

@@ -1,7 +1,7 @@
 """The terraform engine's Kubernetes objects end to end through `plan` and `apply`: the decisions
 shown are the decisions carried out (never made again at apply time) and the plan's artifact
 hash covers them. The plain-EKS cluster stack (Kueue objects only) runs without terraform; the
-cluster is a fake (`tests/reconciler/kube_fakes.py`): no kube-apiserver can run here."""
+cluster is a fake (`tests/engines/kube_fakes.py`): no kube-apiserver can run here."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from engines.plan import Action, StackName
 from hypergov.validate import validate_files
+from tests.engines.kube_fakes import FakeCluster, engine_without_terraform
 from tests.example_tree import example_files, example_tree
-from tests.reconciler.kube_fakes import FakeCluster, engine_without_terraform
 
 TRN_EAST = StackName("cluster-trn-east")
 

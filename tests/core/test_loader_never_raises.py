@@ -13,7 +13,7 @@ from hypergov.problems import Problem
 from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
 
-EXAMPLE = read_tree_dir(Path(__file__).resolve().parent.parent / "config")
+EXAMPLE = read_tree_dir(Path(__file__).resolve().parents[2] / "config")
 EXAMPLE_PATHS = sorted(EXAMPLE)
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),

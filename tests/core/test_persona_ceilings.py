@@ -17,7 +17,7 @@ from hypergov.rules.ceiling_actions import BUILTIN_CEILING
 from hypergov.rules.ceilings import PersonaCeiling, breach, persona_ceiling
 from hypergov.rules.iam_patterns import matches
 from hypergov.validate import validate_files
-from tests.ceiling_catalogue import TARGET, render
+from tests.core.ceiling_catalogue import TARGET, render
 from tests.example_tree import example_files
 
 ALL_BUILTIN = [a for actions in BUILTIN_CEILING.values() for a in actions]
@@ -32,7 +32,7 @@ def _policy(**ceiling: object) -> PersonaPolicy:
 
 
 def test_the_checked_in_ceiling_is_what_the_catalogue_derives() -> None:
-    """A catalogue upgrade that adds an action fails here until `python -m tests.ceiling_catalogue` is rerun."""
+    """A catalogue upgrade that adds an action fails here until `python -m tests.core.ceiling_catalogue` is rerun."""
     assert TARGET.read_text() == render()
 
 

@@ -1,6 +1,6 @@
 """`diff_governance`: the values the merge-request summary is rendered from, checked directly.
 GPUs per instance are AWS's (P5: 8 H100, G5.12xlarge: 4 A10G, Trn1.32xlarge: 16 Trainium chips);
-the example tree's totals are worked out in tests/test_merge_request_golden.py."""
+the example tree's totals are worked out in tests/core/test_merge_request_golden.py."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from hypergov.governance_diff import (
 )
 from hypergov.model.cluster import InstanceCapacity
 from hypergov.validate import validate_files
+from tests.core.merge_request_cases import NEW_PROJECT, Files, replace
 from tests.example_tree import example_files
-from tests.merge_request_cases import NEW_PROJECT, Files, replace
 
 VISION = "projects/vision.yaml"
 

@@ -24,7 +24,7 @@ from hypergov.stack_views import effective_quota
 from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = read_tree_dir(REPO / "config")
 
 

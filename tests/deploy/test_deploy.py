@@ -28,7 +28,7 @@ from engines.settings import Settings
 from engines.terraform.backend import S3State
 from engines.terraform.workspace import PROVIDER_ADDR
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 OLDEST_EKS = "1.32"  # as tests/components/test_kubernetes_schemas.py: the oldest minor EKS supports
 NEWEST = major_minor(all_versions()[-1])

@@ -1,8 +1,8 @@
 """Representative changes to the example tree (config/), each made on a copy of its files, for
 the golden files of the merge-request comment's sections above the resource tables (the
 governance summary and the validation results, or the invalid-tree comment). Shared by the
-golden test (tests/test_merge_request_golden.py) and the regenerator
-(`python -m tests.regen_governance_golden`)."""
+golden test (tests/core/test_merge_request_golden.py) and the regenerator
+(`python -m tests.core.regen_governance_golden`)."""
 
 from __future__ import annotations
 
