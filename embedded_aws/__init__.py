@@ -12,7 +12,8 @@ the service documents; responses are cut to the model's output shape.
 
 Stable API
 ----------
-``EmbeddedAws(host="127.0.0.1", port=0)`` -- a server thread in this process; context manager.
+``EmbeddedAws(host="127.0.0.1", port=0, sleep=time.sleep)`` -- a server thread in this process;
+    context manager (``sleep``: how latency faults wait).
     ``start() -> self`` (port 0 picks a free port), ``stop()``, ``running``.
 ``EmbeddedAwsProcess(port=0, seed_config=None, ...)`` -- the same served by a child process
     (``python -m embedded_aws``); ``start()`` returns once it is healthy and seeded;

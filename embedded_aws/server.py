@@ -12,6 +12,8 @@ both); faults and call logs are per endpoint.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -87,11 +89,11 @@ class ExtendedMotoServer(ThreadedMotoServer):
 
 
 class EmbeddedAwsMiddlewareFactory:
-    def __init__(self, *, faults: FaultRegistry, calls: CallLog) -> None:
-        self.faults, self.calls = faults, calls
+    def __init__(self, *, faults: FaultRegistry, calls: CallLog, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.faults, self.calls, self.sleep = faults, calls, sleep
 
     def __call__(self, app: Any) -> EmbeddedAwsMiddleware:
-        return EmbeddedAwsMiddleware(app, faults=self.faults, calls=self.calls, reset=_reset_moto)
+        return EmbeddedAwsMiddleware(app, faults=self.faults, calls=self.calls, reset=_reset_moto, sleep=self.sleep)
 
 
 class EmbeddedAws(EndpointHandle):
@@ -99,10 +101,13 @@ class EmbeddedAws(EndpointHandle):
 
         with EmbeddedAws() as aws:
             iam = aws.client("iam", account="111122223333")
+
+    `sleep` is how a latency fault waits (a test passes one that records the delay instead of
+    sleeping it, so it reads the delay the server applied rather than timing the call).
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.host, self.port = host, port
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.host, self.port, self.sleep = host, port, sleep
         self._server: ExtendedMotoServer | None = None
         self._lock = threading.Lock()
 
@@ -112,7 +117,7 @@ class EmbeddedAws(EndpointHandle):
             if self._server is not None:
                 raise EndpointError(f"the embedded AWS endpoint is already running at {self.endpoint_url}")
             install()
-            middleware = EmbeddedAwsMiddlewareFactory(faults=FaultRegistry(), calls=CallLog())
+            middleware = EmbeddedAwsMiddlewareFactory(faults=FaultRegistry(), calls=CallLog(), sleep=self.sleep)
             server = ExtendedMotoServer(host=self.host, port=self.port, middleware=middleware)
             server.start()
             host, port = server.get_host_and_port()

@@ -132,7 +132,8 @@ def first_published(pattern: str, accept: Callable[[str], bool], *, budget: Sear
         return None
     blob, actions = _index(service)
     text = normalize(pattern)
-    if len(text) - text.count("*") > max((len(a.full) for a in actions), default=0):
+    longest = len(actions[-1].full) if actions else 0  # witness order: shortest first, no scan per lookup
+    if len(text) - text.count("*") > longest:
         return None  # needs more characters than any published action (of its service) has
     if budget is not None and not budget.spend(1 + len(blob) // _BYTES_PER_STEP):
         raise NotLookedUp(pattern)

@@ -38,7 +38,7 @@ from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, Severity
 from hypergov.rules.base import problem
 from hypergov.rules.ceiling_actions import BUILTIN_CEILING
-from hypergov.rules.iam_patterns import decide_overlap, matches
+from hypergov.rules.iam_patterns import FILE_SEARCH_STEPS, SearchBudget, decide_overlap, matches
 
 BUILTIN_PERSONAS: frozenset[Persona] = frozenset({"Engineer", "Viewer"})
 CATEGORY_TITLES = {
@@ -88,26 +88,44 @@ def builtin_actions_matching(pattern: str) -> list[str]:
     return [a for a, _ in _candidates(pattern) if matches(pattern, a)]
 
 
-@lru_cache(maxsize=65536)
-def breach(grant: str, ceiling: PersonaCeiling) -> Breach | None:
-    """The first way `grant` reaches above `ceiling`, or None when it stays below it."""
-    if ceiling.builtin:
-        for action, category in _candidates(grant):
-            if matches(grant, action) and not any(matches(w, action) for w in ceiling.widened):
-                return Breach(action, CATEGORY_TITLES[category], builtin=True)
+def breach(grant: str, ceiling: PersonaCeiling, *, budget: SearchBudget | None = None) -> Breach | None:
+    """The first way `grant` reaches above `ceiling`, or None when it stays below it. The overlaps
+    with `ceiling.deny` are paid from `budget` (the grant's file's, as the permission rules pay
+    theirs): a file full of hard grants cannot make the ceiling check stall the gate either."""
+    found = _builtin_breach(grant, ceiling)
+    if found is not None:
+        return found
     for denied in ceiling.deny:
-        overlap = decide_overlap(grant, denied)
+        overlap = decide_overlap(grant, denied, budget=budget)
         if not overlap.decided:  # fail closed: a grant nobody could check is not below the ceiling
-            return Breach(grant, f"ceiling.deny '{denied}' (too complex to check within hypergov's search bound; "
-                          "narrow the pattern)", builtin=False, published=False)
+            bound = (f"not checked: this file's patterns used up its search budget of {FILE_SEARCH_STEPS:,} steps "
+                     "first" if budget is not None and budget.exhausted else
+                     "too complex to check within hypergov's search bound")
+            return Breach(grant, f"ceiling.deny '{denied}' ({bound}; narrow the pattern)", builtin=False,
+                          published=False)
         witness = overlap.witness
         if witness is not None:
             # A real action when the grant is one, or when the catalogue we carry has one both
             # match; else the shortest action both match (which AWS may not have published).
-            real = grant if not any(c in grant for c in "*?") else next(
-                (a for a, _ in _ALL if matches(grant, a) and matches(denied, a)), None)
+            real = grant if not any(c in grant for c in "*?") else _published_in_both(grant, denied)
             return Breach(real or witness, f"ceiling.deny '{denied}'", builtin=False, published=real is not None)
     return None
+
+
+@lru_cache(maxsize=65536)
+def _builtin_breach(grant: str, ceiling: PersonaCeiling) -> Breach | None:
+    """The first built-in ceiling action `grant` matches and no widening lifts (regular-expression
+    matches against the catalogue we carry: linear in its size, no search)."""
+    if ceiling.builtin:
+        for action, category in _candidates(grant):
+            if matches(grant, action) and not any(matches(w, action) for w in ceiling.widened):
+                return Breach(action, CATEGORY_TITLES[category], builtin=True)
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _published_in_both(grant: str, denied: str) -> str | None:
+    return next((a for a, _ in _ALL if matches(grant, a) and matches(denied, a)), None)
 
 
 def check_ceilings(tree: GovernanceTree) -> Iterator[Problem]:
@@ -115,11 +133,12 @@ def check_ceilings(tree: GovernanceTree) -> Iterator[Problem]:
         return
     org = tree.org
     ceilings = {p: persona_ceiling(p, org.model.personas.for_persona(p)) for p in PERSONAS}
+    org_budget = SearchBudget()  # org.yaml's persona policies: one file, one budget
     for persona in PERSONAS:
         policy = org.model.personas.for_persona(persona)
         yield from _widenings(org, persona, policy)
         for i, action in enumerate(policy.actions):
-            found = breach(action, ceilings[persona])
+            found = breach(action, ceilings[persona], budget=org_budget)
             if found is not None:
                 yield problem(org.pos("personas", persona, "actions", i), "PERM007",
                               _message(f"persona {persona}'s org-wide policy grants", action, persona, found),
@@ -127,9 +146,10 @@ def check_ceilings(tree: GovernanceTree) -> Iterator[Problem]:
                               f"personas.{persona}.ceiling.widen_builtin with a reason" if found.builtin else
                               f"remove the action, or the pattern from personas.{persona}.ceiling.deny")
     for team, project in sorted(tree.projects.items()):
+        budget = SearchBudget()
         for persona in PERSONAS:
             for i, action in enumerate(project.model.extra_permissions.of(persona)):
-                found = breach(action, ceilings[persona])
+                found = breach(action, ceilings[persona], budget=budget)
                 if found is not None:
                     yield problem(project.pos("extra_permissions", persona, i), "PERM006",
                                   _message(f"project '{team}' grants {persona}", action, persona, found),

@@ -21,8 +21,9 @@ from typing import Any
 import git
 import pytest
 
+import engines.leases
 from embedded_aws import EmbeddedAws
-from engines.leases import Leases, LeaseTiming
+from engines.leases import Lease, Leases, LeaseTiming, Observed
 from engines.objects import S3Records
 from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
 from hypergov.model.tree import GovernanceTree
@@ -181,20 +182,36 @@ def test_three_replicas_apply_every_stack_once_and_one_leader_records_the_head(
 
 
 def test_a_stack_held_by_a_dead_replica_is_taken_after_the_lease_duration_at_the_next_epoch(
-        governance: Path, tmp_path: Path, records: S3Records) -> None:
+        governance: Path, tmp_path: Path, records: S3Records, monkeypatch: pytest.MonkeyPatch) -> None:
     project = next(s.name for s in plan_stacks(_tree()) if s.kind == "project")
     dead = Leases(records, me="gone:4242:dead", timing=FAST)  # type: ignore[arg-type]
     held = dead.try_acquire(f"stacks/{project}")  # claimed, then the process died: never renewed
     assert held is not None and held.epoch == 1
+    # Every decision to take the dead holder's lease, with the clock readings it was made on (the
+    # lease code's own monotonic clock: when the replica first saw that record, and now).
+    takeovers: list[tuple[Observed, float]] = []
+    claim = engines.leases.claim
+
+    def recorded_claim(seen: Observed, *, now: float, **kwargs: Any) -> Lease | None:
+        wanted = claim(seen, now=now, **kwargs)
+        if wanted is not None and seen.lease is not None and seen.lease.holder == dead.me:
+            takeovers.append((seen, now))
+        return wanted
+
+    monkeypatch.setattr(engines.leases, "claim", recorded_claim)
     ledger = Ledger()
     replicas = [Replica.start(records, parallelism=2, timing=FAST) for _ in range(3)]
-    started = time.monotonic()
     try:
         _run_three(governance, tmp_path, records, ledger, replicas)
     finally:
         for r in replicas:
             r.keeper.stop()
-    assert time.monotonic() - started >= FAST.duration_s  # it waited for the lease to expire
+    # It waited for the lease to expire: each replica that decided to take it had seen the dead
+    # holder's record unchanged for the whole lease duration, from a first sight after it was
+    # written (held.renewed: the dead holder's clock read after its write, the same clock here).
+    assert takeovers
+    assert all(seen.since >= held.renewed and now - seen.since >= FAST.duration_s for seen, now in takeovers), \
+        [(seen.since - held.renewed, now - seen.since) for seen, now in takeovers]
     assert [stack for _, stack in ledger.applied].count(project) == 1 and ledger.overlaps == []
     outcomes = _outcomes(governance)
     [taken] = [o for o in outcomes if o["stack"] == project]
