@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # The product's packages, top layer first (ARCHITECTURE.md has the picture).
 PACKAGES := cli reconciler embedded_aws engines capacity stacks components hypergov
 
-.PHONY: test demo lint typecheck bench lock schema golden clean
+.PHONY: test test-fast demo lint typecheck bench lock schema golden clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@command -v terraform >/dev/null || { echo "error: terraform is not on PATH (needed by the terraform engine and its tests)"; exit 1; }
@@ -16,11 +16,26 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ".[embedded]"
 	@touch $(STAMP)
 
+# Spread over both cores: a module's tests stay on one worker (module fixtures are made once), the
+# heaviest modules are handed out first (tests/conftest.py). The applied trees the integration
+# tests start from are made once before pytest (tests/integration/applied_once.py), in a directory
+# of this run's own, removed at the end.
+PYTEST_SPREAD := -n 2 --dist loadgroup --no-loadscope-reorder
+
+# The whole suite: every test (real terraform, real git, the embedded endpoint), lint, layers, types.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=30
+	@started=$$(date +%s); snapshots=$$(mktemp -d); trap 'rm -rf "$$snapshots"' EXIT; \
+	$(BIN)/python -m tests.integration.applied_once "$$snapshots" && \
+	HYPERGOV_TEST_SNAPSHOTS="$$snapshots" $(BIN)/python -m pytest $(PYTEST_SPREAD) --durations=30 && \
+	$(BIN)/ruff check $(PACKAGES) tests benchmarks && \
+	$(BIN)/lint-imports && \
+	$(BIN)/mypy $(PACKAGES) && \
+	echo "make test: the whole suite passed in $$(( $$(date +%s) - started )) s"
+
+# The inner loop: every test that needs neither terraform nor the embedded endpoint (< 2 minutes).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_SPREAD) -m "not integration and not endpoint" --durations=10
 	$(BIN)/ruff check $(PACKAGES) tests benchmarks
-	$(BIN)/lint-imports
-	$(BIN)/mypy $(PACKAGES)
 
 demo: $(STAMP)
 	$(BIN)/python -m cli.demo

@@ -2,60 +2,78 @@
 made once per test run and snapshotted; each test that needs "an applied org" starts from a copy.
 
 A snapshot is a directory: `root/` (whatever the making step left on disk: the governance
-repository with its audit branch, a bare remote, terraform's state directory) and
-`endpoint.snapshot` (the endpoint's whole state, `EndpointHandle.save_state`). Restoring copies
-`root/` to the test's own directory, points every Git remote that named the snapshot's copy at
-the test's, and loads the endpoint's state into the test's endpoint. Nothing about the code under
-test changes: terraform, git and the endpoint are the real ones, and the restored state is what
-the first pass left (the snapshot is made by the same commands the tests used to run).
+repository with its audit branch, terraform's state directory) and `endpoint.snapshot` (the
+endpoint's whole state, `EndpointHandle.save_state`). Restoring copies `root/` to the test's own
+directory, points every Git remote that named the snapshot's copy at the test's, and loads the
+endpoint's state into the test's endpoint. Nothing about the code under test changes: terraform,
+git and the endpoint are the real ones, and the restored state is what the first pass left (the
+snapshot is made by the same commands the tests used to run).
 
-The snapshot is shared by the pytest-xdist workers of one run (a directory beside theirs, made
-under an flock by whichever worker needs it first), so both workers never make the same pass.
+Where: `$HYPERGOV_TEST_SNAPSHOTS` when set (`make test` makes every snapshot there before pytest
+starts, `python -m tests.integration.applied_once DIR`, so no test's time includes a first pass),
+else a directory the pytest-xdist workers of one run share, made under an flock by whichever
+worker needs it first, so both workers never make the same pass.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import git
 import pytest
+from click.testing import CliRunner
 
+from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from embedded_aws.handle import EndpointHandle
 from engines.file_lock import file_lock
+from tests.integration.common import CONFIG, CREDENTIALS, cli_env, governance_repo
 
-SNAPSHOT = "endpoint.snapshot"
+ENDPOINT_STATE = "endpoint.snapshot"
+SNAPSHOTS_VARIABLE = "HYPERGOV_TEST_SNAPSHOTS"
 MakeApplied = Callable[[EmbeddedAwsProcess, Path], None]
 
 
-def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory all xdist workers of this run share (each worker's base temp has one parent)."""
+def _apply_the_example_tree(endpoint: EmbeddedAwsProcess, root: Path) -> None:
+    """The whole example tree committed in `root/gov`, every stack applied by `hypergov apply`."""
+    governance_repo(root / "gov")
+    applied = CliRunner().invoke(main, ["apply", "--yes"], env=cli_env(endpoint.endpoint_url, root))
+    assert applied.exit_code == 0, applied.output
+
+
+MAKERS: dict[str, MakeApplied] = {"example": _apply_the_example_tree}
+
+
+def snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this run's snapshots live (see the module's docstring)."""
+    if os.environ.get(SNAPSHOTS_VARIABLE):
+        return Path(os.environ[SNAPSHOTS_VARIABLE])
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def applied_once(shared: Path, key: str, make: MakeApplied, *, seed_config: Path,
-                 credentials: dict[str, str]) -> Path:
-    """The snapshot `key`: made by `make(endpoint, root)` on a fresh endpoint seeded with
-    `seed_config`'s clusters (with `credentials` in the environment while it runs), the first time
-    any worker asks; afterwards read as it is."""
+def applied_once(shared: Path, key: str) -> Path:
+    """The snapshot `key` in `shared`: made by `MAKERS[key](endpoint, root)` on a fresh endpoint
+    seeded with the example tree's clusters, the first time anyone asks; afterwards read as it is."""
     home = shared / f"applied-{key}"
     with file_lock(shared / f"applied-{key}.lock"):
-        if (home / SNAPSHOT).exists():
+        if (home / ENDPOINT_STATE).exists():
             return home
         # Made where it stays (terraform links each stack's provider into the state dir's plugin
         # cache by absolute path): a snapshot is complete once its endpoint state is written.
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
-        saved = {k: os.environ.get(k) for k in credentials}
-        os.environ.update(credentials)
+        saved = {k: os.environ.get(k) for k in CREDENTIALS}
+        os.environ.update(CREDENTIALS)
         try:
-            with EmbeddedAwsProcess(seed_config=seed_config) as endpoint:
-                make(endpoint, home / "root")
-                endpoint.save_state(home / SNAPSHOT)
+            with EmbeddedAwsProcess(seed_config=CONFIG) as endpoint:
+                MAKERS[key](endpoint, home / "root")
+                endpoint.save_state(home / ENDPOINT_STATE)
         finally:
             for name, value in saved.items():
                 if value is None:
@@ -69,7 +87,7 @@ def restore(home: Path, endpoint: EndpointHandle, into: Path) -> Path:
     """A copy of snapshot `home` at `into` (returned), and its endpoint state in `endpoint`."""
     shutil.copytree(home / "root", into, symlinks=True, dirs_exist_ok=True)
     _repoint_remotes(into, old=home / "root")
-    endpoint.restore_state(home / SNAPSHOT)
+    endpoint.restore_state(home / ENDPOINT_STATE)
     return into
 
 
@@ -80,3 +98,23 @@ def _repoint_remotes(root: Path, *, old: Path) -> None:
             for url in list(remote.urls):
                 if url.startswith(str(old)):
                     remote.set_url(str(root) + url[len(str(old)):], url)
+
+
+def build_snapshots(argv: list[str]) -> int:
+    """`python -m tests.integration.applied_once DIR`: make every snapshot in DIR (what `make test`
+    does before pytest, with DIR as $HYPERGOV_TEST_SNAPSHOTS)."""
+    if len(argv) != 1:
+        print("usage: python -m tests.integration.applied_once DIR", file=sys.stderr)
+        return 1
+    shared = Path(argv[0]).resolve()
+    shared.mkdir(parents=True, exist_ok=True)
+    for key in MAKERS:
+        started = time.monotonic()
+        applied_once(shared, key)
+        print(f"test snapshot '{key}' (an applied tree for the integration tests) ready in "
+              f"{time.monotonic() - started:.0f} s: {shared / f'applied-{key}'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(build_snapshots(sys.argv[1:]))

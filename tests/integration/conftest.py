@@ -5,33 +5,31 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import git
 import pytest
-from click.testing import CliRunner
 
-from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from engines.factory import terraform_engine
 from engines.settings import Settings, load_settings
 from engines.terraform.engine import TerraformEngine
 from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
-from tests.integration.applied_once import applied_once, restore, shared_dir
-
-CONFIG = Path(__file__).resolve().parents[2] / "config"
-PROD = "111122223333"
-MANAGEMENT = "123456789012"  # the embedded endpoint's default account holds the organization
-REGION = "us-west-2"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": REGION}
-
-ACTOR = git.Actor("admin", "admin@example.com")
+from tests.integration.applied_once import applied_once, restore, snapshot_dir
+from tests.integration.common import (  # noqa: F401  (re-exported: the tests import them from here)
+    ACTOR,
+    CONFIG,
+    CREDENTIALS,
+    MANAGEMENT,
+    PROD,
+    REGION,
+    cli_env,
+    governance_repo,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -74,40 +72,12 @@ def engine_for(settings: Settings) -> EngineFactory:
     return make
 
 
-def governance_repo(root: Path, *, projects: tuple[str, ...] | None = None) -> git.Repo:
-    """The example tree committed at `root/config` (only `projects`, when given) in a new repository."""
-    shutil.copytree(CONFIG, root / "config")
-    if projects is not None:
-        for project in (root / "config" / "projects").glob("*.yaml"):
-            if project.stem not in projects:
-                project.unlink()
-                shutil.rmtree(root / "config" / "workloads" / project.stem, ignore_errors=True)
-    repo = git.Repo.init(root, initial_branch="main")
-    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
-    repo.index.commit("governance tree", author=ACTOR, committer=ACTOR)
-    return repo
-
-
-def cli_env(endpoint_url: str, root: Path, *, max_retries: int = 2) -> dict[str, str]:
-    """hypergov's settings for a tree at `root/gov/config` with its state at `root/state`."""
-    return {"HYPERGOV_AWS_ENDPOINT_URL": endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
-            "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": str(max_retries),
-            "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config")}
-
-
-def _apply_the_example_tree(endpoint: EmbeddedAwsProcess, root: Path) -> None:
-    governance_repo(root / "gov")
-    applied = CliRunner().invoke(main, ["apply", "--yes"], env=cli_env(endpoint.endpoint_url, root))
-    assert applied.exit_code == 0, applied.output
-
-
 @pytest.fixture(scope="session")
 def applied_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole example tree in a Git repository (`gov/`), every stack applied by `hypergov apply`
     (state in `state/`, audit records on the repository's audit branch): a snapshot made once per
-    run, for `restore_applied_example`."""
-    return applied_once(shared_dir(tmp_path_factory), "example", _apply_the_example_tree,
-                        seed_config=CONFIG, credentials=CREDENTIALS)
+    run (or before it, by `python -m tests.integration.applied_once`), for `restore_applied_example`."""
+    return applied_once(snapshot_dir(tmp_path_factory), "example")
 
 
 def restore_applied_example(snapshot: Path, endpoint: EmbeddedAwsProcess, into: Path) -> dict[str, str]:

@@ -39,6 +39,7 @@ from tests.integration.test_reconcile_crash import (
 )
 
 pytestmark = pytest.mark.integration
+SPREAD_OVER_WORKERS = True  # each test has its own endpoint and directory (tests/conftest.py)
 BUCKET = "acme-hypergov-state"
 BACKEND = f"s3://{BUCKET}/prod"
 
