@@ -25,7 +25,7 @@ from hypothesis import settings
 settings.register_profile("hypergov", deadline=None)
 settings.load_profile("hypergov")
 
-ENDPOINT_FIXTURES = frozenset({"aws", "endpoint", "own_endpoint", "applied_example"})
+ENDPOINT_FIXTURES = frozenset({"aws", "endpoint", "own_endpoint", "applied_example", "reconciled_into_s3"})
 # Integration modules by the real work they hold (terraform passes, backoffs), heaviest first:
 # only the order of hand-out depends on it. A module not listed follows the listed ones.
 HEAVIEST_FIRST = (

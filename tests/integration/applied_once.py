@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -32,9 +33,22 @@ from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from embedded_aws.handle import EndpointHandle
 from engines.file_lock import file_lock
-from tests.integration.common import CONFIG, CREDENTIALS, cli_env, governance_repo
+from tests.integration.common import (
+    CONFIG,
+    CREDENTIALS,
+    MANAGEMENT,
+    REGION,
+    cli_env,
+    governance_repo,
+    reconciler_env,
+    remote_and_clone,
+    run_hypergov,
+)
 
 ENDPOINT_STATE = "endpoint.snapshot"
+ENDPOINT_URL = "endpoint.url"  # the URL of the endpoint the snapshot was made on, rewritten on restore
+STATE_BUCKET = "acme-hypergov-state"
+S3_STATE_BACKEND = f"s3://{STATE_BUCKET}/prod"
 SNAPSHOTS_VARIABLE = "HYPERGOV_TEST_SNAPSHOTS"
 MakeApplied = Callable[[EmbeddedAwsProcess, Path], None]
 
@@ -46,7 +60,27 @@ def _apply_the_example_tree(endpoint: EmbeddedAwsProcess, root: Path) -> None:
     assert applied.exit_code == 0, applied.output
 
 
-MAKERS: dict[str, MakeApplied] = {"example": _apply_the_example_tree}
+def state_bucket(endpoint: EndpointHandle, *, versioned: bool) -> None:
+    """The state bucket of `S3_STATE_BACKEND` in the management account (versioned or not)."""
+    s3 = endpoint.client("s3", account=MANAGEMENT, region=REGION)
+    s3.create_bucket(Bucket=STATE_BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+    if versioned:
+        s3.put_bucket_versioning(Bucket=STATE_BUCKET, VersioningConfiguration={"Status": "Enabled"})
+
+
+def _reconcile_the_trimmed_tree_into_s3(endpoint: EmbeddedAwsProcess, root: Path) -> None:
+    """The trimmed tree on a bare remote and the reconciler's clone (`remote_and_clone`), its first
+    `hypergov reconcile` pass made with terraform's state in the versioned `S3_STATE_BACKEND`."""
+    state_bucket(endpoint, versioned=True)
+    root.mkdir(parents=True)
+    remote_and_clone(root)
+    env = {**reconciler_env(endpoint, root), "HYPERGOV_STATE_BACKEND": S3_STATE_BACKEND}
+    first = run_hypergov(env, root, "reconcile")
+    assert first.returncode == 0, first.stdout + first.stderr
+
+
+MAKERS: dict[str, MakeApplied] = {"example": _apply_the_example_tree,
+                                  "trimmed-s3": _reconcile_the_trimmed_tree_into_s3}
 
 
 def snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -73,6 +107,7 @@ def applied_once(shared: Path, key: str) -> Path:
         try:
             with EmbeddedAwsProcess(seed_config=CONFIG) as endpoint:
                 MAKERS[key](endpoint, home / "root")
+                (home / ENDPOINT_URL).write_text(endpoint.endpoint_url)
                 endpoint.save_state(home / ENDPOINT_STATE)
         finally:
             for name, value in saved.items():
@@ -84,11 +119,42 @@ def applied_once(shared: Path, key: str) -> Path:
 
 
 def restore(home: Path, endpoint: EndpointHandle, into: Path) -> Path:
-    """A copy of snapshot `home` at `into` (returned), and its endpoint state in `endpoint`."""
+    """A copy of snapshot `home` at `into` (returned), and its endpoint state in `endpoint`.
+
+    The copy is what the making step would have left had it run at `into` against `endpoint`: the
+    snapshot's directory and endpoint URL are rewritten where files name them (terraform's
+    configuration, its CLI configuration), Git remotes are pointed at the copy, and a stack whose
+    state lives in S3 is initialised again (terraform keeps a hash of the backend's configuration,
+    which names the endpoint, in `.terraform/`)."""
     shutil.copytree(home / "root", into, symlinks=True, dirs_exist_ok=True)
-    _repoint_remotes(into, old=home / "root")
     endpoint.restore_state(home / ENDPOINT_STATE)
+    _rewrite(into, {str(home / "root"): str(into), (home / ENDPOINT_URL).read_text(): endpoint.endpoint_url})
+    _repoint_remotes(into, old=home / "root")
+    for stack in sorted((into / "state" / "stacks").glob("*/main.tf.json")):
+        if '"s3"' in stack.read_text() and (stack.parent / ".terraform").exists():
+            shutil.rmtree(stack.parent / ".terraform")
+            cli_config = str(into / "state" / "terraform.tfrc")
+            subprocess.run(["terraform", "init", "-input=false", "-no-color", "-reconfigure"], cwd=stack.parent,
+                           env={**os.environ, **CREDENTIALS, "TF_CLI_CONFIG_FILE": cli_config},
+                           capture_output=True, text=True, check=True)
     return into
+
+
+def _rewrite(root: Path, replacements: dict[str, str]) -> None:
+    """Each of `replacements` replaced in every small text file below `root` (Git's objects aside)."""
+    for path in root.rglob("*"):
+        in_git = any(part.endswith(".git") for part in path.parts)
+        if in_git or path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        changed = text
+        for old, new in replacements.items():
+            changed = changed.replace(old, new)
+        if changed != text:
+            path.write_text(changed)
 
 
 def _repoint_remotes(root: Path, *, old: Path) -> None:

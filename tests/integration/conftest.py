@@ -80,6 +80,15 @@ def applied_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return applied_once(snapshot_dir(tmp_path_factory), "example")
 
 
+@pytest.fixture(scope="session")
+def reconciled_into_s3(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The trimmed tree on a bare remote with the reconciler's clone, its first `hypergov reconcile`
+    pass made with terraform's state in a versioned S3 bucket of the endpoint (`S3_STATE_BACKEND`):
+    a snapshot made once per run, for `applied_once.restore` into a test's `own_endpoint` and
+    `tmp_path` (the layout of `remote_and_clone`)."""
+    return applied_once(snapshot_dir(tmp_path_factory), "trimmed-s3")
+
+
 def restore_applied_example(snapshot: Path, endpoint: EmbeddedAwsProcess, into: Path) -> dict[str, str]:
     """The applied example tree copied to `into` and loaded into `endpoint`; hypergov's settings for it."""
     restore(snapshot, endpoint, into)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import git
@@ -18,21 +17,15 @@ from click.testing import CliRunner, Result
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE, exclusive
-from tests.integration.conftest import CONFIG, PROD, REGION, audit_records
+from tests.integration.common import PLATFORM_ADMIN, TRIMMED, governance_repo
+from tests.integration.conftest import PROD, REGION, audit_records
 
 pytestmark = pytest.mark.integration
-ACTOR = git.Actor("platform-admin", "admin@example.com")
+ACTOR = PLATFORM_ADMIN
 
 
 def _governance_repo(root: Path) -> git.Repo:
-    shutil.copytree(CONFIG, root / "config")
-    for team in ("nlp", "recsys", "research", "vision"):
-        (root / "config" / "projects" / f"{team}.yaml").unlink()
-        shutil.rmtree(root / "config" / "workloads" / team, ignore_errors=True)
-    repo = git.Repo.init(root, initial_branch="main")
-    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
-    repo.index.commit("governance tree", author=ACTOR, committer=ACTOR)
-    return repo
+    return governance_repo(root, projects=TRIMMED, actor=ACTOR)
 
 
 def _commit(repo: git.Repo, path: str, old: bytes, new: bytes, message: str) -> str:

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from embedded_aws import EmbeddedAwsProcess
+from tests.integration.common import reconciler_env as _env
+from tests.integration.common import remote_and_clone as _remote_and_clone
+from tests.integration.common import run_hypergov as _hypergov
 from tests.integration.conftest import audit_records
-from tests.integration.test_reconcile_crash import _env, _hypergov, _remote_and_clone
 
 pytestmark = pytest.mark.integration
 

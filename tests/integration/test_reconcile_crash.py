@@ -25,38 +25,17 @@ import yaml
 
 from embedded_aws import EmbeddedAwsProcess
 from reconciler.reconcile import LOCK_FILE
+from tests.integration.common import reconciler_env as _env
+from tests.integration.common import remote_and_clone as _remote_and_clone
+from tests.integration.common import run_hypergov as _hypergov
 from tests.integration.conftest import CONFIG, CREDENTIALS, MANAGEMENT, PROD, REGION, audit_records
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
 SPREAD_OVER_WORKERS = True  # each test has its own endpoint and directory (tests/conftest.py)
-SOURCE = Path(__file__).resolve().parents[2]  # this checkout, not whichever one the venv installed
 GOVERNED = tuple(a["id"] for a in yaml.safe_load((CONFIG / "org.yaml").read_text())["accounts"])
 APPLIED = ["org", "cluster-gpu-west", "project-speech"]  # the trimmed tree's stacks with changes on a first pass
 
-
-
-def _remote_and_clone(root: Path) -> tuple[Path, Path, str]:
-    seed = _governance_repo(root / "seed")
-    remote = root / "remote.git"
-    git.Repo.init(remote, bare=True, initial_branch="main")
-    seed.git.push(str(remote), "main")
-    git.Repo.clone_from(str(remote), str(root / "gov"))
-    return remote, root / "gov", str(seed.head.commit.hexsha)
-
-
-def _env(endpoint: EmbeddedAwsProcess, root: Path, failpoint: str | None = None) -> dict[str, str]:
-    env = {**os.environ, **CREDENTIALS, "HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url,
-           "HYPERGOV_STATE_DIR": str(root / "state"), "HYPERGOV_SETTINGS": str(root / "none.yaml"),
-           "HYPERGOV_AWS_MAX_RETRIES": "3", "HYPERGOV_CONFIG_DIR": str(root / "gov" / "config"),
-           "HYPERGOV_TERRAFORM_PARALLELISM": "1", "PYTHONPATH": str(SOURCE)}
-    env.pop("HYPERGOV_FAILPOINTS", None)
-    return {**env, "HYPERGOV_FAILPOINTS": failpoint} if failpoint else env
-
-
-def _hypergov(env: dict[str, str], root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=env, cwd=root, capture_output=True,
-                          text=True, timeout=900, check=False)
 
 
 def _resolved_once(records: list[dict[str, object]]) -> None:

@@ -1,6 +1,7 @@
 """Terraform state in S3 (`state_backend: s3://bucket/prefix`): a real `hypergov reconcile` process,
 the real terraform with its own S3 backend (`use_lockfile`: conditional writes of a `.tflock`
-object) against the embedded endpoint's S3, a bare remote. The state of every stack is written to
+object) against the embedded endpoint's S3, a bare remote. The first pass of the trimmed tree
+into S3 is made once per run and each test starts from a copy (`applied_once`). The state of every stack is written to
 the bucket, not to the state directory; after the state directory is deleted, a new reconciler
 finds every object in the S3 state (nothing to create, nothing to import); a bucket without
 versioning is refused before anything is planned. The reconciler's applied-commit record and its
@@ -29,26 +30,16 @@ from engines.terraform.backend import S3State, read_lock
 from hypergov.gitsource import read_tree_at
 from hypergov.validate import validate_files
 from reconciler.replicas import Replica
+from tests.integration.applied_once import S3_STATE_BACKEND, STATE_BUCKET, restore, state_bucket
+from tests.integration.common import reconciler_env as _env
+from tests.integration.common import remote_and_clone as _remote_and_clone
+from tests.integration.common import run_hypergov as _hypergov
 from tests.integration.conftest import CREDENTIALS, MANAGEMENT, REGION, audit_records
-from tests.integration.test_reconcile_crash import (
-    APPLIED,
-    _env,
-    _hypergov,
-    _remote_and_clone,
-    terraform_at_its_prompt,
-)
+from tests.integration.test_reconcile_crash import APPLIED, terraform_at_its_prompt
 
 pytestmark = pytest.mark.integration
 SPREAD_OVER_WORKERS = True  # each test has its own endpoint and directory (tests/conftest.py)
-BUCKET = "acme-hypergov-state"
-BACKEND = f"s3://{BUCKET}/prod"
-
-
-def _bucket(endpoint: EmbeddedAwsProcess, *, versioned: bool) -> None:
-    s3 = endpoint.client("s3", account=MANAGEMENT, region=REGION)
-    s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
-    if versioned:
-        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+BUCKET, BACKEND = STATE_BUCKET, S3_STATE_BACKEND
 
 
 def _states(endpoint: EmbeddedAwsProcess) -> dict[str, list[str]]:
@@ -62,13 +53,10 @@ def _states(endpoint: EmbeddedAwsProcess) -> dict[str, list[str]]:
     return found
 
 
-def test_state_lives_in_s3_and_a_reconciler_without_its_disk_finds_it(own_endpoint: EmbeddedAwsProcess,
-                                                                       tmp_path: Path) -> None:
-    _bucket(own_endpoint, versioned=True)
-    _, clone, _ = _remote_and_clone(tmp_path)
+def test_state_lives_in_s3_and_a_reconciler_without_its_disk_finds_it(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path, reconciled_into_s3: Path) -> None:
+    clone = restore(reconciled_into_s3, own_endpoint, tmp_path) / "gov"
     env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
-    first = _hypergov(env, tmp_path, "reconcile")
-    assert first.returncode == 0, first.stdout + first.stderr
     states = _states(own_endpoint)
     # The stacks with terraform resources (org and the project; the cluster stack holds HyperPod objects only).
     assert sorted(states) == ["prod/stacks/org/terraform.tfstate", "prod/stacks/project-speech/terraform.tfstate"]
@@ -113,7 +101,7 @@ def _head(repo: Path) -> str:
 
 def test_a_state_bucket_without_versioning_is_refused_before_anything_is_planned(
         own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
-    _bucket(own_endpoint, versioned=False)
+    state_bucket(own_endpoint, versioned=False)
     _remote_and_clone(tmp_path)
     env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
     refused = _hypergov(env, tmp_path, "plan")
@@ -127,8 +115,10 @@ def test_a_state_bucket_without_versioning_is_refused_before_anything_is_planned
 def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3_state(
         own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
     """The removed stack's configuration and inventory are kept beside its state in S3, so a
-    reconciler without the stack's directory plans its destroy instead of "nothing was ever applied"."""
-    _bucket(own_endpoint, versioned=True)
+    reconciler without the stack's directory plans its destroy instead of "nothing was ever applied".
+    (Its own first pass, not the run's snapshot: the configuration kept in S3 names the endpoint
+    it was applied through, and a copy of the snapshot serves on another one.)"""
+    state_bucket(own_endpoint, versioned=True)
     _, clone, _ = _remote_and_clone(tmp_path)
     env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
     first = _hypergov(env, tmp_path, "reconcile")
@@ -154,17 +144,14 @@ def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3
 
 
 def test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks_next_holder(
-        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path, reconciled_into_s3: Path) -> None:
     """A replica died in a stack's `terraform apply`: its S3 `.tflock` stays, and every later plan of
     the stack fails to acquire the lock. The replica that takes the stack's lease after the dead
     holder's lease expired (an in-process `Replica`, short lease timings) recognises the lock as the
     dead holder's (created before the lease was taken), force-unlocks it and plans and applies the
     stack. A lock created after the lease was taken (someone live) is never broken."""
-    _bucket(own_endpoint, versioned=True)
-    _, clone, _ = _remote_and_clone(tmp_path)
+    clone = restore(reconciled_into_s3, own_endpoint, tmp_path) / "gov"
     env = {**_env(own_endpoint, tmp_path), "HYPERGOV_STATE_BACKEND": BACKEND}
-    first = _hypergov(env, tmp_path, "reconcile")
-    assert first.returncode == 0, first.stdout + first.stderr
     stack = StackName("project-speech")
     directory = tmp_path / "state" / "stacks" / stack
     terraform_env = {**os.environ, **CREDENTIALS}
