@@ -20,7 +20,7 @@ $(STAMP): requirements.lock pyproject.toml
 # heaviest modules are handed out first (tests/conftest.py). The applied trees the integration
 # tests start from are made once before pytest (tests/integration/applied_once.py), in a directory
 # of this run's own, removed at the end.
-PYTEST_SPREAD := -n 2 --dist loadgroup --no-loadscope-reorder
+PYTEST_SPREAD := -n 2 --dist loadscope --no-loadscope-reorder
 
 # The whole suite: every test (real terraform, real git, the embedded endpoint), lint, layers, types.
 test: $(STAMP)

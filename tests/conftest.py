@@ -8,16 +8,19 @@ Marks (`make test-fast` deselects both): `integration` (set by tests/integration
 terraform and an endpoint process) and `endpoint` (set here: the test starts the embedded AWS
 endpoint, through one of the fixtures that do, or its module imports the endpoint's package).
 
-Spreading (`--dist loadgroup --no-loadscope-reorder`, see the Makefile): the tests of a module
-stay on one worker (a module-scoped fixture, such as an endpoint process or an applied tree, is
-made once), except in a module that sets `SPREAD_OVER_WORKERS = True` (independent heavy tests,
-each with its own endpoint: both workers take them). Modules that hold minutes of real terraform
-are handed out first, heaviest first, so that no worker starts one when the other is finishing.
+Spreading (`-n 2 --dist loadscope --no-loadscope-reorder`, see the Makefile, with the scheduler
+made here): the tests of a module stay on one worker (a module-scoped fixture, such as an
+endpoint process or an applied tree, is made once, and a module's tests may build on each other),
+except in the modules of `SPREAD_MODULES` (independent heavy tests, each with its own endpoint:
+both workers take them). Modules that hold minutes of real terraform are handed out first,
+heaviest first, so that no worker starts one when the other is finishing. (pytest-xdist's own
+`loadgroup` cannot be used: it renames node ids through an attribute pytest 9 no longer reads.)
 """
 
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -25,6 +28,9 @@ from hypothesis import settings
 settings.register_profile("hypergov", deadline=None)
 settings.load_profile("hypergov")
 
+SPREAD_MODULES = frozenset({  # each test has its own endpoint and directory
+    "tests/integration/test_reconcile_crash.py", "tests/integration/test_state_in_s3.py",
+    "tests/integration/test_reconcile_remote.py"})
 ENDPOINT_FIXTURES = frozenset({"aws", "endpoint", "own_endpoint", "applied_example", "reconciled_into_s3"})
 # Integration modules by the real work they hold (terraform passes, backoffs), heaviest first:
 # only the order of hand-out depends on it. A module not listed follows the listed ones.
@@ -49,13 +55,23 @@ def _hand_out_rank(item: pytest.Item) -> tuple[int, int]:
     return (0, HEAVIEST_FIRST.index(name)) if name in HEAVIEST_FIRST else (1, 0)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker hook turns the groups into node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = getattr(item, "module", None)
         if ENDPOINT_FIXTURES & set(getattr(item, "fixturenames", ())) or (
                 module is not None and _imports_the_endpoint(module)):
             item.add_marker(pytest.mark.endpoint)
-        if module is not None and not getattr(module, "SPREAD_OVER_WORKERS", False):
-            item.add_marker(pytest.mark.xdist_group(module.__name__))
     items.sort(key=_hand_out_rank)  # stable: a module's tests keep their order
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's scope scheduling, a module a scope but for `SPREAD_MODULES` (a test a scope)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScopes(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in SPREAD_MODULES else module
+
+    return ModuleScopes(config, log)
+

@@ -32,7 +32,6 @@ from tests.integration.conftest import CONFIG, CREDENTIALS, MANAGEMENT, PROD, RE
 from tests.integration.test_reconcile import _governance_repo
 
 pytestmark = pytest.mark.integration
-SPREAD_OVER_WORKERS = True  # each test has its own endpoint and directory (tests/conftest.py)
 GOVERNED = tuple(a["id"] for a in yaml.safe_load((CONFIG / "org.yaml").read_text())["accounts"])
 APPLIED = ["org", "cluster-gpu-west", "project-speech"]  # the trimmed tree's stacks with changes on a first pass
 

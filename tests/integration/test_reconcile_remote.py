@@ -31,7 +31,6 @@ from tests.integration.conftest import CREDENTIALS, audit_records, wait_for
 from tests.integration.test_reconcile import _budget, _commit, _governance_repo
 
 pytestmark = pytest.mark.integration
-SPREAD_OVER_WORKERS = True  # each test has its own endpoint and directory (tests/conftest.py)
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "webhook-secret-for-tests"
 

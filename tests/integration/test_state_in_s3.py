@@ -38,7 +38,6 @@ from tests.integration.conftest import CREDENTIALS, MANAGEMENT, REGION, audit_re
 from tests.integration.test_reconcile_crash import APPLIED, terraform_at_its_prompt
 
 pytestmark = pytest.mark.integration
-SPREAD_OVER_WORKERS = True  # each test has its own endpoint and directory (tests/conftest.py)
 BUCKET, BACKEND = STATE_BUCKET, S3_STATE_BACKEND
 
 
