@@ -198,6 +198,14 @@ def test_every_persona_can_do_exactly_the_readme_matrix_in_its_namespace(
                                    for g, r, v in from_policy), place
 
 
+
+def test_a_higher_persona_can_do_everything_a_lower_one_can() -> None:
+    """IDN008 tells a principal bound to two personas that "the higher one includes the lower":
+    Viewer < Engineer < ProjectLead must hold row by row."""
+    for row in readme_matrix():
+        assert "Viewer" not in row.personas or "Engineer" in row.personas, row
+        assert "Engineer" not in row.personas or "ProjectLead" in row.personas, row
+
 # What would run pods around Kueue, or change what the tree governs (quota, queue, access).
 FORBIDDEN_WRITES = [
     pytest.param("", "pods", id="pods"),
