@@ -1,14 +1,16 @@
 """`ProjectGovernance`: the project layer. One IAM role per persona that has members, in the
 account of every cluster the team has quota on, each with the org's permissions boundary, a trust
 policy for the project's principals and a least-privilege ABAC policy (see `components.policies`);
-EKS access entries for those roles, scoped to the team namespace, mapped to the Kubernetes group
-HyperPod documents for teams; the Role/RoleBinding in `hyperpod-ns-<team>` for what EKS access
-policies cannot express (the job and queue custom resources); and a monthly AWS Budget on the
-project's cost-centre tag in each of those accounts, alerting the org's budget topic there.
+on every cluster, per persona: an EKS access entry mapping the role into the persona's own
+Kubernetes group, `AmazonEKSViewPolicy` scoped to the team namespace, and a Role + RoleBinding in
+`hyperpod-ns-<team>` for what that policy does not grant (submitting jobs, Kueue's objects; see
+`components.namespace_access`, the persona matrix); and a monthly AWS Budget on the project's
+cost-centre tag in each of those accounts, alerting the org's budget topic there.
 
-A persona without members gets no role: a trust policy must name someone. A project spread over
-several accounts gets one budget per account, its monthly amount split in proportion to the
-accelerators it is guaranteed there (a member account's budget only sees that account's costs).
+A persona without members gets no role, no access entry and no Role: a trust policy must name
+someone. A project spread over several accounts gets one budget per account, its monthly amount
+split in proportion to the accelerators it is guaranteed there (a member account's budget only
+sees that account's costs).
 """
 
 from __future__ import annotations
@@ -16,13 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import arns, policies
+from components import arns, namespace_access, policies
 from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
@@ -31,17 +32,6 @@ from hypergov.model.common import PERSONAS, Persona
 from hypergov.stack_views import ProjectView
 
 TYPE = "hypergov:index:ProjectGovernance"
-ACCESS_POLICY: dict[Persona, str] = {"ProjectLead": "AmazonEKSEditPolicy", "Engineer": "AmazonEKSEditPolicy",
-                                     "Viewer": "AmazonEKSViewPolicy"}
-GROUP_PERSONAS: frozenset[Persona] = frozenset({"ProjectLead", "Engineer"})
-RBAC_RULES: list[dict[str, list[str]]] = [
-    {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs", "pytorchjobs/status"],
-     "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
-    {"apiGroups": ["sagemaker.amazonaws.com"], "resources": ["hyperpodpytorchjobs", "hyperpodpytorchjobs/status"],
-     "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
-    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads", "localqueues"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list", "watch"]},
-]
 
 
 @dataclass(frozen=True)
@@ -88,7 +78,7 @@ class ProjectGovernance(pulumi.ComponentResource):
             for persona in personas:
                 self._access(args, cluster_name=cluster_name, cluster=cluster, persona=persona,
                              role=roles[(acct, persona)])
-            self._rbac(args, cluster_name=cluster_name)
+                self._rbac(args, cluster_name=cluster_name, persona=persona)
         self.register_outputs({"roleArns": sorted(arns.role_arn(org, account=a, team=team, persona=p)
                                                   for a, p in roles)})
 
@@ -137,24 +127,29 @@ class ProjectGovernance(pulumi.ComponentResource):
         provider = args.aws_providers[(acct, arns.cluster_region(org, cluster))]
         entry = aws.eks.AccessEntry(
             f"access-{slug}@{cluster_name}", cluster_name=cluster.eks.cluster_name, principal_arn=principal,
-            kubernetes_groups=[naming.namespace_group(team)] if persona in GROUP_PERSONAS else [],
+            kubernetes_groups=[naming.persona_group(team, persona)],
             type="STANDARD", tags=self.tags,
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[role]))
         aws.eks.AccessPolicyAssociation(
             f"access-policy-{slug}@{cluster_name}", cluster_name=cluster.eks.cluster_name, principal_arn=principal,
-            policy_arn=arns.eks_access_policy_arn(org, ACCESS_POLICY[persona]),
+            policy_arn=arns.eks_access_policy_arn(org, namespace_access.access_policy(persona)),
             access_scope={"type": "namespace", "namespaces": [naming.namespace(team)]},
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[entry]))
 
-    def _rbac(self, args: ProjectGovernanceArgs, *, cluster_name: str) -> None:
+    def _rbac(self, args: ProjectGovernanceArgs, *, cluster_name: str, persona: Persona) -> None:
         team, kube = args.view.team, self.kubernetes[cluster_name]
+        slug = naming.PERSONA_SLUG[persona]
         labels = k8s_labels(self.tags)
-        meta: dict[str, Any] = {"name": naming.namespace_role(team), "namespace": naming.namespace(team),
-                                "labels": labels}
-        role = kube.declare(k8s.rbac.v1.Role, f"rbac-role@{cluster_name}", metadata=meta, rules=RBAC_RULES)
+        role_name = naming.persona_role(team, persona)
+        role = kube.declare(
+            k8s.rbac.v1.Role, f"rbac-role-{slug}@{cluster_name}",
+            metadata={"name": role_name, "namespace": naming.namespace(team), "labels": labels},
+            rules=namespace_access.role_rules(persona))
         kube.declare(
-            k8s.rbac.v1.RoleBinding, f"rbac-binding@{cluster_name}", metadata=meta,
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": naming.namespace_role(team)},
+            k8s.rbac.v1.RoleBinding, f"rbac-binding-{slug}@{cluster_name}",
+            metadata={"name": naming.persona_role_binding(team, persona), "namespace": naming.namespace(team),
+                      "labels": labels},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
             subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                       "name": naming.namespace_group(team)}],
+                       "name": naming.persona_group(team, persona)}],
             depends_on=[role])

@@ -6,6 +6,8 @@ the same functions, so a name that validates is exactly the name that gets creat
 
 from __future__ import annotations
 
+import re
+
 from hypergov.model.common import Persona
 
 PERSONA_SLUG: dict[Persona, str] = {"ProjectLead": "lead", "Engineer": "engineer", "Viewer": "viewer"}
@@ -16,14 +18,41 @@ def namespace(team: str) -> str:
     return f"hyperpod-ns-{team}"
 
 
-def namespace_role(team: str) -> str:
-    """The Kubernetes Role HyperPod documents for a team's namespace-level access."""
-    return f"hyperpod-ns-{team}-namespace-role"
+def persona_group(team: str, persona: Persona) -> str:
+    """The Kubernetes group one persona of a team is mapped into (from its EKS access entry) and its
+    namespace Role is bound to. Not HyperPod's `hyperpod-ns-<team>-namespace-level-group`: HyperPod's
+    Helm chart (team-role-and-bindings) binds that group to a Role that grants `create` on pods, so a
+    persona mapped there could run pods around Kueue; and each persona needs its own group to hold
+    different powers. The `hyperpod-ns-<team>-` prefix keeps the team recognisable (drift, audits)."""
+    return f"hyperpod-ns-{team}-{PERSONA_SLUG[persona]}-group"
 
 
-def namespace_group(team: str) -> str:
-    """The Kubernetes group that role is bound to (mapped from the EKS access entry)."""
-    return f"hyperpod-ns-{team}-namespace-level-group"
+def persona_role(team: str, persona: Persona) -> str:
+    """The Role in the team namespace holding what the persona's EKS access policy does not grant.
+    Not HyperPod's `hyperpod-ns-<team>-namespace-role`, so that the Helm chart's Role and ours never
+    overwrite each other."""
+    return f"hyperpod-ns-{team}-{PERSONA_SLUG[persona]}-role"
+
+
+def persona_role_binding(team: str, persona: Persona) -> str:
+    """Named as HyperPod's chart names its binding: the Role's name and `-binding`."""
+    return f"{persona_role(team, persona)}-binding"
+
+
+HYPERPOD_TEAM_GROUP_SUFFIX = "-namespace-level-group"
+"""HyperPod's own team group (`hyperpod-ns-<team>-namespace-level-group`): hypergov maps no one into
+it, but an entry that does reaches the team namespace through HyperPod's chart."""
+
+_PERSONA_GROUP = re.compile(
+    r"hyperpod-ns-(?P<team>[a-z0-9-]+)-(?P<slug>" + "|".join(PERSONA_SLUG.values()) + r")-group")
+_HYPERPOD_TEAM_GROUP = re.compile(r"hyperpod-ns-(?P<team>[a-z0-9-]+)" + re.escape(HYPERPOD_TEAM_GROUP_SUFFIX))
+
+
+def team_of_group(group: str) -> str | None:
+    """The team whose namespace a Kubernetes group reaches: one of hypergov's persona groups or
+    HyperPod's own team group; None for any other group."""
+    found = _PERSONA_GROUP.fullmatch(group) or _HYPERPOD_TEAM_GROUP.fullmatch(group)
+    return found["team"] if found else None
 
 
 def role_name(org: str, team: str, persona: Persona) -> str:

@@ -1,7 +1,7 @@
 """Live drift of EKS access entries and their associated access policies, decided without I/O.
 
 An access entry is how a team's IAM role becomes a Kubernetes identity on a governed cluster (it
-maps the role into the team's `hyperpod-ns-<team>-namespace-level-group`); an access policy
+maps a persona's role into its group, `hyperpod-ns-<team>-<persona>-group`); an access policy
 association grants an EKS access policy cluster-wide or in listed namespaces. The desired
 objects are the `aws:eks/accessEntry:AccessEntry` and `.../accessPolicyAssociation` resources of
 every stack; the live ones are what DescribeAccessEntry and ListAssociatedAccessPolicies returned
@@ -9,10 +9,11 @@ every stack; the live ones are what DescribeAccessEntry and ListAssociatedAccess
 map), never what EKS fills in (the username, createdAt).
 
 Unmanaged is only what hypergov governs: an entry nobody declares that maps a principal into a
-`hyperpod-ns-*` group, has policies scoped to `hyperpod-ns-*` namespaces or whose principal is a
-hypergov role (IAM path `/hypergov/` or `/hypergov-platform/`); and a policy associated with a
-declared entry that nobody declares. The cluster creator's entry and the node roles' entries (EKS
-makes EC2_LINUX entries itself) are left alone.
+team's group (a persona group, or HyperPod's own `hyperpod-ns-<team>-namespace-level-group`, which
+HyperPod's Helm chart binds to a Role in the team namespace), has policies scoped to `hyperpod-ns-*`
+namespaces or whose principal is a hypergov role (IAM path `/hypergov/` or `/hypergov-platform/`);
+and a policy associated with a declared entry that nobody declares. The cluster creator's entry
+and the node roles' entries (EKS makes EC2_LINUX entries itself) are left alone.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from hypergov import naming
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
-_TEAM_GROUP = re.compile(r"hyperpod-ns-(?P<team>[a-z0-9-]+?)-namespace-level-group")
 _TEAM_NAMESPACE = re.compile(r"hyperpod-ns-(?P<team>[a-z0-9-]+)")
 _HYPERGOV_PATHS = (naming.ROLE_PATH, naming.PLATFORM_ADMIN_ROLE_PATH)
 _ENTRY_KEYS = ("kubernetesGroups", "type", "tags")  # what a declared entry sets and EKS keeps as given
@@ -159,7 +159,7 @@ def governs(entry: LiveEntry) -> bool:
 
 def _teams_of(entry: LiveEntry) -> list[str]:
     """The teams whose namespace group or namespaces the entry reaches, in order of appearance."""
-    teams = [m["team"] for g in entry.kubernetes_groups if (m := _TEAM_GROUP.fullmatch(g))]
+    teams = [t for g in entry.kubernetes_groups if (t := naming.team_of_group(g))]
     teams += [m["team"] for p in entry.policies for ns in p.namespaces if (m := _TEAM_NAMESPACE.fullmatch(ns))]
     return list(dict.fromkeys(teams))
 

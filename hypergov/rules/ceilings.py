@@ -11,7 +11,9 @@ ceiling (`ceiling_actions.py`, derived from AWS's action catalogue by what the a
 - `eks`: every non-read EKS action (cluster configuration and version, node groups, Fargate,
   add-ons, identity providers, pod identities, access entries and access policies, tags) except
   `eks:MutateViaKubernetesApi`, whose effect inside the cluster is the access entry's and the
-  namespace RBAC's to bound (it is how the console submits jobs);
+  namespace RBAC's to bound (it is how the console submits jobs): there every persona has
+  `AmazonEKSViewPolicy` and its own Role, which lets an Engineer submit jobs but never create
+  pods or Deployments (the persona matrix, `components/namespace_access.py`);
 - `governance`: every non-read action of IAM, Identity Center (`sso`, `sso-directory`,
   `identitystore`), Organizations, Account Management and Budgets: roles, policies, boundaries,
   group memberships and permission sets decide who is trusted; SCPs, OUs, regions and budgets

@@ -70,7 +70,7 @@ def test_what_is_live_is_adopted_with_the_ids_the_provider_documents(aws: Embedd
     assert project["aws_iam_role.role-lead_ml-prod"] == "acme-vision-lead"
     assert project["aws_eks_access_entry.access-lead_gpu-west"] == f"gpu-west-eks:{lead}"
     assert project["aws_eks_access_policy_association.access-policy-lead_gpu-west"] == (
-        f"gpu-west-eks#{lead}#arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy")
+        f"gpu-west-eks#{lead}#arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy")
     assert project["aws_budgets_budget.budget_ml-prod"] == f"{PROD}:acme-vision-monthly"
     # Role policies were not created: nothing to adopt, they stay creates.
     assert not [a for a in project if a.startswith("aws_iam_role_policy.")]

@@ -25,9 +25,9 @@ from tests.engines.live_apply import applied_example
 
 PROD = "111122223333"
 NLP_LEAD = f"arn:aws:iam::{PROD}:role/hypergov/acme-nlp-lead"
-EDIT = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"
+VIEW = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
 ADMIN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-NLP_GROUP = "hyperpod-ns-nlp-namespace-level-group"
+NLP_GROUP = "hyperpod-ns-nlp-lead-group"  # naming.persona_group("nlp", "ProjectLead")
 STACKS = frozenset({"org", "cluster-gpu-west", "project-nlp", "project-vision"})
 
 
@@ -41,14 +41,14 @@ LEAD_ENTRY = declared(ENTRY, "access-lead@gpu-west", "project-nlp", "aws_eks_acc
                       tags={"Project": "nlp", "hypergov:org": "acme"})
 LEAD_POLICY = declared(ASSOCIATION, "access-policy-lead@gpu-west", "project-nlp",
                        "aws_eks_access_policy_association.access-policy-lead_gpu-west", principalArn=NLP_LEAD,
-                       policyArn=EDIT, accessScope={"namespaces": ["hyperpod-ns-nlp"], "type": "namespace"})
+                       policyArn=VIEW, accessScope={"namespaces": ["hyperpod-ns-nlp"], "type": "namespace"})
 CLUSTER = GovernedEksCluster(cluster_name="gpu-west-eks", account=PROD, region="us-west-2", cluster="gpu-west",
-                             entries={NLP_LEAD: LEAD_ENTRY}, associations={(NLP_LEAD, EDIT): LEAD_POLICY},
+                             entries={NLP_LEAD: LEAD_ENTRY}, associations={(NLP_LEAD, VIEW): LEAD_POLICY},
                              stacks=STACKS)
 
 
 def live(principal: str = NLP_LEAD, *, groups: tuple[str, ...] = (NLP_GROUP,), entry_type: str = "STANDARD",
-         policies: tuple[LivePolicy, ...] = (LivePolicy(EDIT, "namespace", ("hyperpod-ns-nlp",)),),
+         policies: tuple[LivePolicy, ...] = (LivePolicy(VIEW, "namespace", ("hyperpod-ns-nlp",)),),
          tags: dict[str, str] | None = None) -> LiveEntry:
     """As EKS returns it: a username EKS made up, the modification time."""
     return LiveEntry(principal_arn=principal, type=entry_type, kubernetes_groups=groups,
@@ -78,7 +78,7 @@ def test_a_deleted_entry_is_missing_with_its_association() -> None:
 
 
 def test_a_widened_scope_is_a_changed_association() -> None:
-    (item,) = compare(CLUSTER, [live(policies=(LivePolicy(EDIT, "cluster", ()),))])
+    (item,) = compare(CLUSTER, [live(policies=(LivePolicy(VIEW, "cluster", ()),))])
     assert (item.kind, item.type) == ("changed", ASSOCIATION)
     assert item.attributes == (AttributeDrift("accessScope", {"type": "namespace", "namespaces": ["hyperpod-ns-nlp"]},
                                               {"type": "cluster", "namespaces": []}),)
@@ -87,12 +87,14 @@ def test_a_widened_scope_is_a_changed_association() -> None:
 @pytest.mark.parametrize(("entry", "stack"), [
     pytest.param(live(f"arn:aws:iam::{PROD}:role/alice", policies=()), "project-nlp", id="into-a-team-group"),
     pytest.param(live(f"arn:aws:iam::{PROD}:role/bob", groups=(),
-                      policies=(LivePolicy(EDIT, "namespace", ("hyperpod-ns-vision",)),)),
+                      policies=(LivePolicy(VIEW, "namespace", ("hyperpod-ns-vision",)),)),
                  "project-vision", id="policy-in-a-team-namespace"),
     pytest.param(live(f"arn:aws:iam::{PROD}:role/hypergov/acme-x-lead", groups=(), policies=()), "org",
                  id="a-hypergov-role"),
-    pytest.param(live(f"arn:aws:iam::{PROD}:role/carol", groups=("hyperpod-ns-gone-namespace-level-group",),
+    pytest.param(live(f"arn:aws:iam::{PROD}:role/carol", groups=("hyperpod-ns-gone-engineer-group",),
                       policies=()), "org", id="group-of-a-team-the-tree-lacks"),
+    pytest.param(live(f"arn:aws:iam::{PROD}:role/dave", groups=("hyperpod-ns-vision-engineer-group",),
+                      policies=()), "project-vision", id="into-hyperpods-own-team-group"),
 ])
 def test_undeclared_entries_reaching_hypergov_objects_are_unmanaged(entry: LiveEntry, stack: str) -> None:
     (item,) = compare(CLUSTER, [live(), entry])
@@ -110,7 +112,7 @@ def test_the_cluster_creator_and_node_entries_are_left_alone() -> None:
 
 def test_a_policy_added_to_a_declared_entry_is_unmanaged_in_its_stack() -> None:
     extra = LivePolicy(ADMIN, "cluster", ())
-    (item,) = compare(CLUSTER, [live(policies=(LivePolicy(EDIT, "namespace", ("hyperpod-ns-nlp",)), extra))])
+    (item,) = compare(CLUSTER, [live(policies=(LivePolicy(VIEW, "namespace", ("hyperpod-ns-nlp",)), extra))])
     assert (item.kind, item.stack, item.type) == ("unmanaged", "project-nlp", ASSOCIATION)
     assert item.ref == {"clusterName": "gpu-west-eks", "principalArn": NLP_LEAD, "policyArn": ADMIN}
 
@@ -158,7 +160,7 @@ def test_out_of_band_changes_are_found_and_pruning_removes_only_the_unmanaged(aw
     eks.create_access_entry(clusterName="gpu-west-eks", principalArn=alice, kubernetesGroups=[NLP_GROUP])
     vision_engineer = f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer"
     eks.update_access_entry(clusterName="gpu-west-eks", principalArn=vision_engineer,
-                            kubernetesGroups=["hyperpod-ns-vision-namespace-level-group", "ops"])
+                            kubernetesGroups=["hyperpod-ns-vision-engineer-group", "ops"])
     result = scan(aws, eks_read.units(applied.context))
     assert [(i.kind, i.stack, i.address) for i in result.items] == [
         ("missing", "project-nlp", "aws_eks_access_entry.access-lead_gpu-west"),
@@ -166,8 +168,8 @@ def test_out_of_band_changes_are_found_and_pruning_removes_only_the_unmanaged(aw
         ("missing", "project-nlp", "aws_eks_access_policy_association.access-policy-lead_gpu-west"),
         ("changed", "project-vision", "aws_eks_access_entry.access-engineer_gpu-west")]  # by stack, address
     changed = result.items[3]
-    assert changed.attributes == (AttributeDrift("kubernetesGroups", ["hyperpod-ns-vision-namespace-level-group"],
-                                                 ["hyperpod-ns-vision-namespace-level-group", "ops"]),)
+    assert changed.attributes == (AttributeDrift("kubernetesGroups", ["hyperpod-ns-vision-engineer-group"],
+                                                 ["hyperpod-ns-vision-engineer-group", "ops"]),)
     assert (changed.account, changed.region, changed.cluster) == (PROD, "us-west-2", "gpu-west")
     assert changed.changed_at is not None
     unmanaged = result.items[1]
@@ -190,7 +192,7 @@ def test_an_undeclared_policy_on_a_declared_entry_is_disassociated_by_the_pruner
     eks_read.PRUNERS[item.type].delete(eks, item, CallCounter())
     assert scan(aws, eks_read.units(applied.context)).items == ()
     policies = eks.list_associated_access_policies(clusterName="gpu-west-eks", principalArn=NLP_LEAD)
-    assert [p["policyArn"] for p in policies["associatedAccessPolicies"]] == [EDIT]
+    assert [p["policyArn"] for p in policies["associatedAccessPolicies"]] == [VIEW]
 
 
 def test_entries_are_listed_in_pages(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -209,7 +209,7 @@ def test_a_resourcequota_edited_by_hand_is_changed_with_the_path(context: ScanCo
 
 
 def test_a_declared_role_deleted_is_missing(context: ScanContext, clusters: dict[str, FakeCluster]) -> None:
-    address = "kubernetes:rbac.authorization.k8s.io/v1/Role:hyperpod-ns-research/hyperpod-ns-research-namespace-role"
+    address = "kubernetes:rbac.authorization.k8s.io/v1/Role:hyperpod-ns-research/hyperpod-ns-research-lead-role"
     del clusters["trn-east"].live[address]
     (item,) = scan(context, clusters).items
     assert item == DriftItem(kind="missing", stack="project-research", address=address,

@@ -188,7 +188,7 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
         "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                 "Principal": {"AWS": f"arn:aws:iam::{PROD}:root"}}]}))["Role"]["Arn"]
     eks.create_access_entry(clusterName="gpu-west-eks", principalArn=outsider,
-                            kubernetesGroups=["hyperpod-ns-nlp-namespace-level-group"])  # nlp's namespace group
+                            kubernetesGroups=["hyperpod-ns-nlp-engineer-group"])  # nlp's Engineer group
     (scp,) = [p for p in orgs.list_policies_for_target(TargetId=OU, Filter="SERVICE_CONTROL_POLICY")["Policies"]
               if not p["AwsManaged"]]
     orgs.detach_policy(PolicyId=scp["Id"], TargetId=OU)
@@ -209,7 +209,7 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
         {"path": "limitAmount", "expected": "171428.57", "live": "999999"}])  # 400000 * 3/7: ml-prod's share
     (stranger,) = [i for (kind, _), i in items.items() if kind == "unmanaged"]
     assert "contractor" in stranger["address"] and stranger["region"] == REGION
-    assert {"path": "kubernetesGroups", "expected": None, "live": ["hyperpod-ns-nlp-namespace-level-group"]} in \
+    assert {"path": "kubernetesGroups", "expected": None, "live": ["hyperpod-ns-nlp-engineer-group"]} in \
         stranger["attributes"], stranger
 
     repo = git.Repo(env["HYPERGOV_CONFIG_DIR"], search_parent_directories=True)

@@ -58,7 +58,7 @@ def test_apply_creates_what_the_config_says(applied: None, endpoint: EmbeddedAws
     assert f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer" in entries
     entry = eks.describe_access_entry(clusterName="gpu-west-eks",
                                       principalArn=f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer")
-    assert entry["accessEntry"]["kubernetesGroups"] == ["hyperpod-ns-vision-namespace-level-group"]
+    assert entry["accessEntry"]["kubernetesGroups"] == ["hyperpod-ns-vision-engineer-group"]
     scopes = eks.list_associated_access_policies(
         clusterName="gpu-west-eks", principalArn=f"arn:aws:iam::{PROD}:role/hypergov/acme-vision-engineer")
     assert [p["accessScope"] for p in scopes["associatedAccessPolicies"]] == [

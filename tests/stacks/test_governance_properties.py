@@ -130,12 +130,18 @@ def test_names_are_the_deterministic_ones(tree: GovernanceTree, graphs: dict[str
         assert {r.inputs["path"] for r in graph.of_type(ROLE)} == {naming.ROLE_PATH}
         assert {r.inputs["name"] for r in graph.of_type("aws:budgets/budget:Budget")} == {
             naming.budget_name(org.name, team)}
-        for role in graph.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role"):
-            assert role.inputs["metadata"]["name"] == naming.namespace_role(team)
-            assert role.inputs["metadata"]["namespace"] == naming.namespace(team)
-        for binding in graph.of_type("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"):
-            assert binding.inputs["subjects"][0]["name"] == naming.namespace_group(team)
-        for entry in graph.of_type("aws:eks/accessEntry:AccessEntry"):
-            assert entry.inputs["kubernetesGroups"] in ([naming.namespace_group(team)], [])
+        clusters = len(project.model.quotas)
+        roles = graph.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role")
+        assert sorted(r.inputs["metadata"]["name"] for r in roles) == sorted(
+            naming.persona_role(team, p) for p in personas for _ in range(clusters))
+        assert {r.inputs["metadata"]["namespace"] for r in roles} == {naming.namespace(team)}
+        bindings = graph.of_type("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+        assert sorted((b.inputs["metadata"]["name"], b.inputs["roleRef"]["name"], b.inputs["subjects"][0]["name"])
+                      for b in bindings) == sorted(
+            (naming.persona_role_binding(team, p), naming.persona_role(team, p), naming.persona_group(team, p))
+            for p in personas for _ in range(clusters))
+        assert sorted(g for e in graph.of_type("aws:eks/accessEntry:AccessEntry")
+                      for g in e.inputs["kubernetesGroups"]) == sorted(
+            naming.persona_group(team, p) for p in personas for _ in range(clusters))
     scheduler = graphs["cluster-gpu-west"].named("scheduler-config")
     assert scheduler.inputs["request"]["Name"] == naming.scheduler_config_name("gpu-west")
