@@ -30,6 +30,12 @@ _CLI = "https://github.com/aws/sagemaker-hyperpod-cli/blob/011ca927123e02b35a399
 _SAMPLES = ("https://github.com/aws-samples/awsome-distributed-training/blob/7217859f67bc693c52ff175ccc6082c41dbd7a1b/"
             "1.architectures/7.sagemaker-hyperpod-eks/task-governance")
 SOURCES = {
+    "kinds": (
+        f"{_SAMPLES}/README.md: 'When installed, HyperPod creates and modifies SageMaker AI-managed Kubernetes "
+        "resources such as: KueueManagerConfig, ClusterQueues, LocalQueues, WorkloadPriorityClasses, "
+        "ResourceFlavors, ValidatingAdmissionPolicies' ... 'any changes made to a SageMaker AI-managed resource "
+        "may be updated and overwritten by the service'; 'aws eks create-addon ... --addon-name "
+        "amazon-sagemaker-hyperpod-taskgovernance'"),
     "namespace": (
         f"{_CLI}/examples/end_to_end_walkthrough/00-getting-started/00-setup.md: 'This will create the "
         "team-specific compute quotas as well as the corresponding Kubernetes namespaces in the cluster "
