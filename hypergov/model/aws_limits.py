@@ -150,6 +150,7 @@ GROUP_INSTANCE_COUNT = "clusters/*.hyperpod.instance_groups[].instance_count"
 GROUP_THREADS_PER_CORE = "clusters/*.hyperpod.instance_groups[].threads_per_core"
 GROUP_VOLUME_GB = "clusters/*.hyperpod.instance_groups[].volume_size_gb"
 TAGS_PER_RESOURCE = "tags per AWS resource (the object's and hypergov's)"
+TAG_VALUE = "an AWS tag value (the project, hypergov:cluster and hypergov:org tags)"
 
 LIMITS: dict[str, Limit] = {
     BORROW_LIMIT: Limit(
@@ -201,6 +202,7 @@ LIMITS: dict[str, Limit] = {
                                            "ClusterThreadsPerCore"),
     GROUP_VOLUME_GB: _from_botocore("ClusterEbsVolumeConfig.VolumeSizeInGB", "sagemaker", "ClusterEbsVolumeSizeInGB"),
     TAGS_PER_RESOURCE: _from_botocore("CreateComputeQuota.Tags (items)", "sagemaker", "TagList"),
+    TAG_VALUE: _from_botocore("Tag.Value", "sagemaker", "TagValue"),
 }
 """Bounds of model fields not listed here are hypergov's own (a budget, a cluster's capacity,
 accelerators per instance, GPUs per job): they are not sent to AWS as such. The bound of a name in

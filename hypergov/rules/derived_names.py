@@ -24,6 +24,7 @@ from hypergov.model.aws_limits import (
     OBJECT_NAME,
     ROLE_NAME,
     ROLE_POLICY_NAME,
+    TAG_VALUE,
     limit_max,
 )
 from hypergov.model.tree import GovernanceTree
@@ -58,6 +59,11 @@ class DerivedName:
         return self.most - len(self.name(""))
 
 
+def _itself(name: str) -> str:
+    """Written as it is: a tag value, a cost-attribution label value (`components.tags`)."""
+    return name
+
+
 def _add_on_priority_class(name: str) -> str:
     return naming.in_cluster_priority_class(name, task_governance=True)
 
@@ -79,6 +85,8 @@ DERIVED_NAMES: tuple[DerivedName, ...] = (
     DerivedName("team", "Role and RoleBinding name", OBJECT_NAME, naming.namespace_role),
     DerivedName("team", "ValidatingAdmissionPolicy name", OBJECT_NAME, naming.workload_admission_policy),
     DerivedName("team", f"{STACK_LABEL} (the project stack)", LABEL_VALUE, naming.project_stack),
+    DerivedName("team", "label value hypergov.io/<project tag>", LABEL_VALUE, _itself),
+    DerivedName("team", "value of the project tag", TAG_VALUE, _itself),
     DerivedName("priority class", f"{PRIORITY_LABEL} (the add-on's WorkloadPriorityClass)", LABEL_VALUE,
                 _add_on_priority_class, TASK_GOVERNANCE),
     DerivedName("priority class", "WorkloadPriorityClass name", OBJECT_NAME, _add_on_priority_class,
@@ -87,10 +95,14 @@ DERIVED_NAMES: tuple[DerivedName, ...] = (
                 _kueue_priority_class, PLAIN_EKS),
     DerivedName("priority class", "WorkloadPriorityClass name", OBJECT_NAME, _kueue_priority_class, PLAIN_EKS),
     DerivedName("cluster", f"{STACK_LABEL} (the cluster stack)", LABEL_VALUE, naming.cluster_stack),
+    DerivedName("cluster", "label value hypergov.io/cluster", LABEL_VALUE, _itself),
+    DerivedName("cluster", "value of the hypergov:cluster tag", TAG_VALUE, _itself),
     DerivedName("org", "IAM role name of the Platform Administrator", ROLE_NAME, naming.platform_admin_role_name),
     DerivedName("org", "IAM policy name of the Platform Administrator", ROLE_POLICY_NAME,
                 naming.platform_admin_policy_name),
     DerivedName("org", "IAM policy name of the permissions boundary", ROLE_POLICY_NAME, naming.boundary_policy_name),
+    DerivedName("org", "label value hypergov.io/org", LABEL_VALUE, _itself),
+    DerivedName("org", "value of the hypergov:org tag", TAG_VALUE, _itself),
 )
 
 
