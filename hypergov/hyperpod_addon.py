@@ -148,6 +148,10 @@ def api_group(api_version: str) -> str:
 
 def made_by_add_on(refs: Mapping[tuple[str, str, str | None, str], AddOnRef], *, api_version: str, kind: str,
                    namespace: str | None, name: str, labels: Mapping[str, str]) -> bool:
-    """Whether a live object is one the add-on makes there: its name, and the labels AWS documents."""
+    """Whether a live object on a task-governance cluster is one the add-on makes there: its name
+    and the labels AWS documents; or a Namespace with the add-on's mark, also one of a team that has
+    left the tree (the add-on deletes it with the quota; pruning it would delete the team's jobs)."""
+    if (api_group(api_version), kind) == ("", "Namespace") and labels.get(MANAGED_QUEUE_LABEL) == "true":
+        return True
     ref = refs.get((api_group(api_version), kind, namespace, name))
     return ref is not None and all(labels.get(k) == v for k, v in ref.labels)

@@ -110,8 +110,9 @@ class KubeCluster:
         return [d for d in self.desired if d.obj.address not in seen and (d.obj.api_version, d.obj.kind) not in whole]
 
     def made_by_add_on(self, obj: KubeObject) -> bool:
-        return hyperpod_addon.made_by_add_on(self.add_on, api_version=obj.api_version, kind=obj.kind,
-                                             namespace=obj.namespace, name=obj.name, labels=_labels(obj))
+        return self.task_governance and hyperpod_addon.made_by_add_on(
+            self.add_on, api_version=obj.api_version, kind=obj.kind, namespace=obj.namespace, name=obj.name,
+            labels=_labels(obj))
 
     def guarded_for_add_on(self, obj: KubeObject) -> bool:
         """An object of a kind the task-governance add-on owns here, where only the add-on makes them."""

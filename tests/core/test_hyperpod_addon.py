@@ -55,7 +55,8 @@ def test_a_namespace_is_the_add_ons_only_with_the_labels_it_carries() -> None:
 
     assert namespace(labels)
     assert not namespace({})
-    assert not namespace({**labels, "sagemaker.amazonaws.com/quota-allocation-id": "team-b"})
+    assert not namespace({"sagemaker.amazonaws.com/quota-allocation-id": "team-a"})
+    assert namespace({"sagemaker.amazonaws.com/sagemaker-managed-queue": "true"})  # the add-on's mark alone
     assert made_by_add_on(refs, api_version="kueue.x-k8s.io/v1beta2", kind="LocalQueue", namespace="hyperpod-ns-team-a",
                           name="hyperpod-ns-team-a-localqueue", labels={})  # any version of the group
     assert not made_by_add_on(refs, api_version="kueue.x-k8s.io/v1beta1", kind="LocalQueue",

@@ -336,6 +336,18 @@ def test_a_namespace_named_as_the_add_ons_without_its_labels_is_unmanaged(
     assert (item.kind, item.stack, item.address) == ("unmanaged", "cluster-gpu-west", impostor.address)
 
 
+def test_the_add_ons_namespace_of_a_team_that_left_the_tree_is_not_unmanaged(
+        context: ScanContext, clusters: dict[str, FakeCluster]) -> None:
+    """Until the add-on deletes it with the team's compute quota, the namespace stays, with the
+    add-on's mark (sagemaker-managed-queue=true, aws/sagemaker-hyperpod-cli's kubernetes_client.py):
+    pruning it would delete the team's jobs."""
+    left = made_by_hand("v1", "Namespace", "hyperpod-ns-gone", None, manager=ADD_ON_MANAGER, labels={
+        "sagemaker.amazonaws.com/sagemaker-managed-queue": "true",
+        "sagemaker.amazonaws.com/quota-allocation-id": "gone"})
+    clusters["gpu-west"].live[left.address] = left
+    assert scan(context, clusters).items == ()
+
+
 def test_hypergov_declares_nothing_the_add_on_makes_on_a_task_governance_cluster(context: ScanContext) -> None:
     """What the add-on makes is its own: a declared object there would fight it (the two would
     overwrite each other's fields)."""
