@@ -23,10 +23,11 @@ from typing import Any, Protocol
 
 from engines.outcomes import Failure, classify
 from engines.plan import Action, AttributeChange, ResourceChange, diff_attributes
+from hypergov import naming
 
 FIELD_MANAGER = "hypergov"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-STACK_LABEL = "hypergov.dev/stack"
+STACK_LABEL = naming.STACK_LABEL  # its values are stack names: their length is checked in validation
 
 
 @dataclass(frozen=True)

@@ -146,3 +146,22 @@ def cluster_stack(cluster: str) -> str:
 
 def project_stack(team: str) -> str:
     return f"project-{team}"
+
+
+# --- names written where jobs and the task-governance add-on read them (append-only) ---
+
+STACK_LABEL = "hypergov.dev/stack"
+"""The label naming the stack that declares a Kubernetes object (its value is a stack name)."""
+
+KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+"""The label by which a job names its LocalQueue (`kueue_local_queue`), a label value."""
+
+KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+"""The label by which a job names its WorkloadPriorityClass (`in_cluster_priority_class`)."""
+
+
+def in_cluster_priority_class(priority_class: str, *, task_governance: bool) -> str:
+    """The WorkloadPriorityClass a job names for a scheduler priority class: with task governance
+    the add-on's `<name>-priority` (made from the cluster scheduler config), on plain EKS
+    hypergov's own, named as the class (`components.kueue.workload_priority_class`)."""
+    return f"{priority_class}-priority" if task_governance else priority_class

@@ -10,7 +10,12 @@ stack). Live: what one list call per kind returned (`Listing`):
   someone into a team's namespace is the case that matters);
 - every other kind hypergov declares (cluster-scoped ones, Kueue's), listed by hypergov's label:
   an object labelled by hypergov that no stack declares now is unmanaged; the others are not
-  hypergov's (HyperPod task governance makes its own Namespaces and LocalQueues).
+  hypergov's;
+- on a cluster with HyperPod task governance, whose add-on owns Kueue and the team namespaces, Kueue's
+  kinds and Namespaces are listed whole too: the add-on's own objects (`hypergov.hyperpod_addon`:
+  made from the tree's quotas and scheduler config, named and labelled as AWS documents) are never
+  unmanaged, any other Kueue object or `hyperpod-ns-*` Namespace is, since it would grant or shape
+  capacity outside the compute quotas.
 
 Compared as the engine plans (`engines.kube._comparable`): only the fields hypergov declares,
 since the API server adds the rest (metadata, status, defaults), here also inside lists of the same
@@ -20,7 +25,7 @@ length, and quantities by value (the server renders `128` as `"128"`, `0.5` as `
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -28,7 +33,7 @@ from engines.kube import FIELD_MANAGER, MANAGED_BY_LABEL, STACK_LABEL, KubeKind,
 from engines.live.desired import DesiredKubeObject
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute
 from engines.plan import diff_attributes
-from hypergov import naming
+from hypergov import hyperpod_addon, naming
 from hypergov.model.tree import GovernanceTree
 from stacks.spec import StackSpec
 
@@ -45,6 +50,11 @@ MANAGED_KINDS: tuple[KubeKind, ...] = (
     *TEAM_NAMESPACE_KINDS, ("v1", "Namespace"), (ADMISSION, "ValidatingAdmissionPolicy"),
     (ADMISSION, "ValidatingAdmissionPolicyBinding"), (KUEUE, "ResourceFlavor"), (KUEUE, "WorkloadPriorityClass"),
     (KUEUE, "ClusterQueue"), (KUEUE, "LocalQueue"))
+# Listed whole on a task-governance cluster: the kinds its add-on owns there (Kueue's, and the team
+# Namespaces, of which only `hyperpod-ns-*` ones are hypergov's concern: `KubeCluster.governs`).
+ADD_ON_GUARDED_KINDS: tuple[KubeKind, ...] = (("v1", "Namespace"), (KUEUE, "ResourceFlavor"),
+                                              (KUEUE, "WorkloadPriorityClass"), (KUEUE, "ClusterQueue"),
+                                              (KUEUE, "LocalQueue"))
 MANAGED_SELECTOR = f"{MANAGED_BY_LABEL}=hypergov"
 _IDENTITY = ("apiVersion", "kind")
 _NOT_DECLARED = (*_IDENTITY, "metadata", "status")
@@ -74,14 +84,21 @@ class KubeCluster:
     region: str
     desired: tuple[DesiredKubeObject, ...]
     stacks: frozenset[str]  # every stack of the tree
+    task_governance: bool = False
+    # with task governance: what its add-on makes here (`hyperpod_addon.add_on_refs`), never unmanaged
+    add_on: Mapping[tuple[str, str, str | None, str], hyperpod_addon.AddOnRef] = field(default_factory=dict)
 
     @property
     def team_namespace_kinds(self) -> frozenset[KubeKind]:
         declared = {(d.obj.api_version, d.obj.kind) for d in self.desired if _in_team_namespace(d.obj)}
         return frozenset(TEAM_NAMESPACE_KINDS) | declared
 
+    @property
+    def listed_whole(self) -> frozenset[KubeKind]:
+        return self.team_namespace_kinds | (frozenset(ADD_ON_GUARDED_KINDS) if self.task_governance else frozenset())
+
     def listings(self) -> tuple[Listing, ...]:
-        whole = self.team_namespace_kinds
+        whole = self.listed_whole
         kinds = sorted({*MANAGED_KINDS, *((d.obj.api_version, d.obj.kind) for d in self.desired)})
         return tuple(Listing(v, k, None if (v, k) in whole else MANAGED_SELECTOR) for v, k in kinds)
 
@@ -89,12 +106,25 @@ class KubeCluster:
         """Declared objects no listing returned whose kind was listed by label: read one by one,
         since one whose label was removed by hand is there and changed, not missing."""
         seen = set(listed)
-        whole = self.team_namespace_kinds
+        whole = self.listed_whole
         return [d for d in self.desired if d.obj.address not in seen and (d.obj.api_version, d.obj.kind) not in whole]
 
+    def made_by_add_on(self, obj: KubeObject) -> bool:
+        return self.task_governance and hyperpod_addon.made_by_add_on(
+            self.add_on, api_version=obj.api_version, kind=obj.kind, namespace=obj.namespace, name=obj.name,
+            labels=_labels(obj))
+
+    def guarded_for_add_on(self, obj: KubeObject) -> bool:
+        """An object of a kind the task-governance add-on owns here, where only the add-on makes them."""
+        if not self.task_governance or (obj.api_version, obj.kind) not in ADD_ON_GUARDED_KINDS:
+            return False
+        return obj.kind != "Namespace" or obj.name.startswith(TEAM_NAMESPACE_PREFIX)
+
     def governs(self, obj: KubeObject) -> bool:
-        """Whether a live object is hypergov's to report when no stack declares it."""
-        return _labels(obj).get(MANAGED_BY_LABEL) == "hypergov" or (
+        """Whether a live object is hypergov's to report when no stack declares it (the add-on's never are)."""
+        if self.made_by_add_on(obj):
+            return False
+        return _labels(obj).get(MANAGED_BY_LABEL) == "hypergov" or self.guarded_for_add_on(obj) or (
             (obj.api_version, obj.kind) in self.team_namespace_kinds and _in_team_namespace(obj))
 
     def owner(self, obj: KubeObject) -> str:
@@ -120,8 +150,21 @@ def kube_clusters(tree: GovernanceTree, specs: Sequence[StackSpec],
         found.append(KubeCluster(name=name, stack=naming.cluster_stack(name),
                                  account=str(account.id) if account else cluster.account,
                                  region=str(cluster.region or (org.home_region if org else "")),
-                                 desired=tuple(d for d in kube if d.cluster == name), stacks=stacks))
+                                 desired=tuple(d for d in kube if d.cluster == name), stacks=stacks,
+                                 task_governance=cluster.task_governance, add_on=_add_on_objects(tree, name)))
     return found
+
+
+def _add_on_objects(tree: GovernanceTree, name: str) -> dict[tuple[str, str, str | None, str],
+                                                                hyperpod_addon.AddOnRef]:
+    """What the task-governance add-on makes on cluster `name` from the tree (nothing on plain EKS)."""
+    cluster = tree.clusters[name].model
+    if not cluster.task_governance:
+        return {}
+    return hyperpod_addon.add_on_refs(
+        teams=sorted(team for team, p in tree.projects.items() if name in p.model.quotas),
+        priority_classes=[pc.name for pc in cluster.scheduler.priority_classes],
+        instance_types=sorted(cluster.capacity))
 
 
 def compare(cluster: KubeCluster, live: Iterable[KubeObject]) -> list[DriftItem]:
@@ -214,6 +257,10 @@ def _unmanaged_fix(cluster: KubeCluster, obj: KubeObject, stack: str) -> str:
                else f"clusters/{cluster.name}.yaml")
     if obj.kind in ("Role", "RoleBinding"):  # access to a team namespace comes from the project's members
         return f"delete it (hypergov drift --prune-unmanaged); grant access through the members in {declare}"
+    if cluster.guarded_for_add_on(obj):  # hypergov declares none of these where the add-on makes them
+        return ("delete it (hypergov drift --prune-unmanaged): on a task-governance cluster the HyperPod add-on "
+                "makes the team namespaces and Kueue's objects from the compute quotas (projects/<team>.yaml) "
+                f"and the scheduler config (clusters/{cluster.name}.yaml)")
     return f"delete it (hypergov drift --prune-unmanaged) or declare it in {declare}"
 
 

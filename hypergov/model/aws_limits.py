@@ -122,7 +122,8 @@ def _from_botocore(aws_field: str, service: str, shape_name: str, *, min_: int |
 
 API = "https://docs.aws.amazon.com/sagemaker/latest/APIReference"
 K8S_NAMES = "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names"
-NAMESPACE_PREFIX = "hyperpod-ns-"  # HyperPod task governance's namespace of a team (hypergov.naming.namespace)
+K8S_SUBDOMAIN = "https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-subdomain-names"
+K8S_LABELS = "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set"
 
 BORROW_LIMIT = "projects/*.quotas.*.borrow_limit_percent"
 FAIR_SHARE_WEIGHT = "projects/*.fair_share_weight"
@@ -136,8 +137,9 @@ ABSOLUTE_BORROW_LIMITS = "projects/*.quotas.*.absolute_borrow_limits"
 PRIORITY_WEIGHT = "clusters/*.scheduler.priority_classes[].weight"
 PRIORITY_CLASSES = "clusters/*.scheduler.priority_classes"
 PRIORITY_CLASS_NAME = "clusters/*.scheduler.priority_classes[].name"
-TEAM_NAME = "projects/<team>.yaml (the team name)"
 NAMESPACE = "namespace hyperpod-ns-<team>"
+LABEL_VALUE = "a Kubernetes label value (queue-name, priority-class, hypergov.dev/stack)"
+OBJECT_NAME = "a Kubernetes object name (DNS subdomain: queues, RBAC, priority classes, policies)"
 COMPUTE_QUOTA_NAME = "compute quota name <team>-on-<cluster>"
 SCHEDULER_CONFIG_NAME = "scheduler config name <cluster>-scheduler"
 ROLE_NAME = "IAM role name <org>-<team>-<persona>"
@@ -148,6 +150,7 @@ GROUP_INSTANCE_COUNT = "clusters/*.hyperpod.instance_groups[].instance_count"
 GROUP_THREADS_PER_CORE = "clusters/*.hyperpod.instance_groups[].threads_per_core"
 GROUP_VOLUME_GB = "clusters/*.hyperpod.instance_groups[].volume_size_gb"
 TAGS_PER_RESOURCE = "tags per AWS resource (the object's and hypergov's)"
+TAG_VALUE = "an AWS tag value (the project, hypergov:cluster and hypergov:org tags)"
 
 LIMITS: dict[str, Limit] = {
     BORROW_LIMIT: Limit(
@@ -177,13 +180,14 @@ LIMITS: dict[str, Limit] = {
         "PriorityClass.Name", 1, None,
         "botocore model: sagemaker ClusterSchedulerPriorityClassName; a pattern (so at least 1 character) and no "
         "maximum length (AWS docs: the same)"),
-    TEAM_NAME: Limit(
-        "ComputeQuotaTarget.TeamName", 1, 63 - len(NAMESPACE_PREFIX),
-        f"Kubernetes docs: the team's namespace '{NAMESPACE_PREFIX}<team>' is a DNS label of at most 63 "
-        f"characters ({K8S_NAMES}), so 63 minus {len(NAMESPACE_PREFIX)} (enforced as IDN001); botocore's "
-        "sagemaker ComputeQuotaTargetTeamName is a pattern whose '{0,39}' bounds no length"),
     NAMESPACE: Limit("Kubernetes Namespace metadata.name", 1, 63,
                      f"Kubernetes docs: namespace names are RFC 1123 DNS labels of at most 63 characters, {K8S_NAMES}"),
+    LABEL_VALUE: Limit("Kubernetes metadata.labels value", 0, 63,
+                       f"Kubernetes docs: 'Valid label value: must be 63 characters or less (can be empty)', "
+                       f"{K8S_LABELS}"),
+    OBJECT_NAME: Limit("Kubernetes metadata.name (DNS subdomain)", 1, 253,
+                       f"Kubernetes docs: a DNS subdomain name must 'contain no more than 253 characters', "
+                       f"{K8S_SUBDOMAIN}"),
     COMPUTE_QUOTA_NAME: _from_botocore("CreateComputeQuota.Name", "sagemaker", "EntityName"),
     SCHEDULER_CONFIG_NAME: _from_botocore("CreateClusterSchedulerConfig.Name", "sagemaker", "EntityName"),
     ROLE_NAME: _from_botocore("CreateRole.RoleName", "iam", "roleNameType"),
@@ -198,9 +202,12 @@ LIMITS: dict[str, Limit] = {
                                            "ClusterThreadsPerCore"),
     GROUP_VOLUME_GB: _from_botocore("ClusterEbsVolumeConfig.VolumeSizeInGB", "sagemaker", "ClusterEbsVolumeSizeInGB"),
     TAGS_PER_RESOURCE: _from_botocore("CreateComputeQuota.Tags (items)", "sagemaker", "TagList"),
+    TAG_VALUE: _from_botocore("Tag.Value", "sagemaker", "TagValue"),
 }
 """Bounds of model fields not listed here are hypergov's own (a budget, a cluster's capacity,
-accelerators per instance, GPUs per job): they are not sent to AWS as such."""
+accelerators per instance, GPUs per job): they are not sent to AWS as such. The bound of a name in
+the tree (a team, a priority class, a cluster, the org) is not a row: it follows from the places its
+derived names are written (`hypergov.rules.derived_names.input_bound`)."""
 
 
 def limit_range(key: str) -> Interval:

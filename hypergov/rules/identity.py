@@ -1,5 +1,6 @@
-"""Identity and naming: every name is valid for what it becomes (namespace, HyperPod team, IAM
-role, tag), unique across the organization, and every project has a lead."""
+"""Identity and naming: every name is valid for what it becomes (namespace, label value, HyperPod
+team, IAM role, tag; lengths from every place a derived name is written, `rules.derived_names`),
+unique across the organization, and every project has a lead."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from hypergov import naming
 from hypergov.model.aws_limits import (
     BUDGET_NAME,
     COMPUTE_QUOTA_NAME,
-    NAMESPACE,
     ROLE_NAME,
     ROLE_POLICY_NAME,
     SCHEDULER_CONFIG_NAME,
@@ -25,6 +25,7 @@ from hypergov.model.common import PERSONAS
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, SourcePos
 from hypergov.rules.base import problem
+from hypergov.rules.derived_names import check_derived_names
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 HYPERPOD_TEAM = re.compile(shape_pattern("sagemaker", "ComputeQuotaTargetTeamName"))
@@ -35,13 +36,13 @@ IAM_NAME = re.compile(shape_pattern("iam", "roleNameType").replace(r"\w", "A-Za-
 ROLE_NAME_MAX = limit_max(ROLE_NAME)
 POLICY_NAME_MAX = limit_max(ROLE_POLICY_NAME)
 BUDGET_NAME_MAX = limit_max(BUDGET_NAME)
-NAMESPACE_MAX = limit_max(NAMESPACE)
 MAX_TAGS = limit_max(TAGS_PER_RESOURCE)
 HYPERGOV_TAGS = 4  # project, cost centre, hypergov:layer, hypergov:org
 
 
 def check_identity(tree: GovernanceTree) -> Iterator[Problem]:
     yield from _object_names(tree)
+    yield from check_derived_names(tree, well_formed=lambda name: _name_problem(name) is None)
     yield from _derived_names(tree)
     yield from _uniqueness(tree)
     yield from _members(tree)
@@ -63,9 +64,7 @@ def _name_problem(name: str) -> str | None:
 def _object_names(tree: GovernanceTree) -> Iterator[Problem]:
     for team in sorted(tree.project_files):
         pos = _file_pos(tree, f"projects/{team}.yaml")
-        why = _name_problem(team)
-        if why is None and len(naming.namespace(team)) > NAMESPACE_MAX:
-            why = f"makes namespace '{naming.namespace(team)}' longer than {NAMESPACE_MAX} characters"
+        why = _name_problem(team)  # its length: check_derived_names
         if why is None and not HYPERPOD_TEAM.match(team):
             why = "is not a valid HyperPod team name"
         if why:

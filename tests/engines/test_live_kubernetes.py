@@ -94,17 +94,62 @@ ALICE_ADMIN = {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Clu
                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]}
 
 
+KUEUE = "kueue.x-k8s.io/v1beta1"
+ADD_ON_MANAGER = "sagemaker"  # a field manager no document names; nothing here depends on it
+# What the task-governance add-on makes from the tree on gpu-west (clusters/gpu-west.yaml: task_governance
+# true), typed from the config files and named and labelled as these documents show:
+# - per team with a gpu-west quota (projects/{nlp,recsys,speech,vision}.yaml) a Namespace 'hyperpod-ns-<team>'
+#   (aws/sagemaker-hyperpod-cli, examples/end_to_end_walkthrough/00-getting-started/00-setup.md: "the
+#   corresponding Kubernetes namespaces ... `hyperpod-ns-team-a` and `hyperpod-ns-team-b` are created"),
+#   labelled sagemaker.amazonaws.com/sagemaker-managed-queue=true and quota-allocation-id=<team>
+#   (src/sagemaker/hyperpod/cli/clients/kubernetes_client.py, commands/cluster.py) and activate-quota=Enabled
+#   (https://awslabs.github.io/ai-on-sagemaker-hyperpod/docs/eks-orchestration/add-ons/Spaces-Node-Overprovisioning/
+#   namespace-and-priorityclass: the admission policy "applies to any namespace carrying both");
+# - 'hyperpod-ns-<team>-clusterqueue' and 'hyperpod-ns-<team>-localqueue' (command_constants.py:
+#   "SAGEMAKER_MANAGED_LOCAL_QUEUE_SUFFIX = \"-localqueue\"", "SAGEMAKER_MANAGED_CLUSTER_QUEUE_SUFFIX = ...");
+# - per scheduler priority class '<name>-priority' (aws-samples/awsome-distributed-training, task-governance/
+#   1-imagenet-gpu-team-a.yaml: "kueue.x-k8s.io/priority-class: training-priority" for class 'training');
+# - per instance type a ResourceFlavor named as the type (00-task-governance.md: flavorsUsage "ml.g5.12xlarge");
+# - the ValidatingAdmissionPolicy 'hyperpod-task-governance-admission-policy' (the awslabs page above).
+GPU_WEST_TEAMS = ("nlp", "recsys", "speech", "vision")
+GPU_WEST_PRIORITY_CLASSES = (("inference", 100), ("training", 60), ("experimentation", 20))
+GPU_WEST_TYPES = ("ml.p5.48xlarge", "ml.g5.12xlarge")
+
+
+def made_by_the_add_on() -> list[KubeObject]:
+    found = []
+    for team in GPU_WEST_TEAMS:
+        ns = f"hyperpod-ns-{team}"
+        found += [
+            made_by_hand("v1", "Namespace", ns, None, manager=ADD_ON_MANAGER, labels={
+                "sagemaker.amazonaws.com/sagemaker-managed-queue": "true",
+                "sagemaker.amazonaws.com/quota-allocation-id": team,
+                "sagemaker.amazonaws.com/activate-quota": "Enabled"}),
+            made_by_hand(KUEUE, "ClusterQueue", f"{ns}-clusterqueue", None, manager=ADD_ON_MANAGER, spec={
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                    {"name": "ml.p5.48xlarge", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "8"}]}]}]}),
+            made_by_hand(KUEUE, "LocalQueue", f"{ns}-localqueue", ns, manager=ADD_ON_MANAGER,
+                         spec={"clusterQueue": f"{ns}-clusterqueue"})]
+    found += [made_by_hand(KUEUE, "WorkloadPriorityClass", f"{name}-priority", None, manager=ADD_ON_MANAGER,
+                           value=weight) for name, weight in GPU_WEST_PRIORITY_CLASSES]
+    found += [made_by_hand(KUEUE, "ResourceFlavor", itype, None, manager=ADD_ON_MANAGER,
+                           spec={"nodeLabels": {"node.kubernetes.io/instance-type": itype}})
+              for itype in GPU_WEST_TYPES]
+    found.append(made_by_hand(
+        "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "hyperpod-task-governance-admission-policy",
+        None, manager=ADD_ON_MANAGER, spec={"validations": [{
+            "expression": "has(object.metadata.labels) && 'kueue.x-k8s.io/queue-name' in object.metadata.labels"}]}))
+    return found
+
+
 def foreign(cluster: str) -> list[KubeObject]:
-    """What others keep on the clusters, never reported: RBAC outside team namespaces, the team
-    Namespaces and queues HyperPod task governance makes on gpu-west (unlabelled)."""
+    """What others keep on the clusters, never reported: RBAC outside team namespaces, EKS's own
+    admission policy, and on gpu-west what HyperPod task governance's add-on makes."""
     found = [made_by_hand(RBAC, "RoleBinding", "aws-node", "kube-system", manager="eks", **ALICE_ADMIN),
              made_by_hand("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "eks-policy", None,
                           manager="eks", spec={"validations": [{"expression": "true"}]})]
-    if cluster == "gpu-west":
-        found += [made_by_hand("v1", "Namespace", "hyperpod-ns-nlp", None, manager="sagemaker"),
-                  made_by_hand("kueue.x-k8s.io/v1beta1", "LocalQueue", "hyperpod-ns-nlp-localqueue", "hyperpod-ns-nlp",
-                               manager="sagemaker", spec={"clusterQueue": "hyperpod-ns-nlp-clusterqueue"})]
-    return found
+    return found + (made_by_the_add_on() if cluster == "gpu-west" else [])
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +195,10 @@ def test_all_declared_objects_live_report_nothing_with_one_call_per_kind(context
         by_kind = {(v, k) for v, k, ns, selector in fake.listings if selector is None}
         assert all(ns is None for _, _, ns, _ in fake.listings)  # all namespaces at once, never one each
         # the LocalQueues hypergov declares in trn-east's team namespaces are listed whole; on gpu-west
-        # HyperPod makes its own, so only hypergov's label is listed there
-        assert by_kind == whole | ({("kueue.x-k8s.io/v1beta1", "LocalQueue")} if name == "trn-east" else set())
+        # the task-governance add-on owns Kueue and the team namespaces: their kinds are listed whole
+        add_on_kinds = {("v1", "Namespace"), *((KUEUE, k) for k in (
+            "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "ResourceFlavor"))}
+        assert by_kind == whole | ({(KUEUE, "LocalQueue")} if name == "trn-east" else add_on_kinds)
         labelled = {selector for *_, selector in fake.listings if selector is not None}
         assert labelled == {"app.kubernetes.io/managed-by=hypergov"}
 
@@ -249,6 +296,64 @@ def test_labelled_objects_no_stack_declares_any_more_are_unmanaged(context: Scan
         ("unmanaged", "cluster-trn-east", queue.address, "trn-east"),  # its project is not in the tree
         ("unmanaged", "project-speech", left.address, "gpu-west")]
     assert items[0].fix == "delete it (hypergov drift --prune-unmanaged) or declare it in clusters/trn-east.yaml"
+
+
+def test_the_add_ons_objects_are_not_unmanaged_but_hand_made_ones_of_their_kinds_are(
+        context: ScanContext, clusters: dict[str, FakeCluster]) -> None:
+    """On gpu-west (task governance) the add-on's objects are live beside hypergov's and nothing is
+    reported; objects of the same kinds made by hand, which would grant or shape capacity outside
+    the compute quotas, are unmanaged."""
+    add_on = {o.address for o in made_by_the_add_on()}
+    assert add_on <= set(clusters["gpu-west"].live) and len(add_on) == 4 * 3 + 3 + 2 + 1
+    assert scan(context, clusters).items == ()
+    side_queue = made_by_hand(KUEUE, "LocalQueue", "side-queue", "hyperpod-ns-nlp",
+                              spec={"clusterQueue": "side-door"})
+    side_door = made_by_hand(KUEUE, "ClusterQueue", "side-door", None, spec={})
+    urgent = made_by_hand(KUEUE, "WorkloadPriorityClass", "urgent", None, value=1000)
+    ghost = made_by_hand("v1", "Namespace", "hyperpod-ns-ghost", None)
+    scratch = made_by_hand("v1", "Namespace", "scratch", None)  # not a team namespace: not hypergov's concern
+    for obj in (side_queue, side_door, urgent, ghost, scratch):
+        clusters["gpu-west"].live[obj.address] = obj
+    items = scan(context, clusters).items
+    assert sorted((i.kind, i.stack, i.address) for i in items) == sorted([
+        ("unmanaged", "cluster-gpu-west", side_door.address),
+        ("unmanaged", "project-nlp", side_queue.address),
+        ("unmanaged", "cluster-gpu-west", urgent.address),
+        ("unmanaged", "cluster-gpu-west", ghost.address)])
+    assert next(i for i in items if i.address == side_door.address).fix == (
+        "delete it (hypergov drift --prune-unmanaged): on a task-governance cluster the HyperPod add-on makes the "
+        "team namespaces and Kueue's objects from the compute quotas (projects/<team>.yaml) and the scheduler "
+        "config (clusters/gpu-west.yaml)")
+
+
+def test_a_namespace_named_as_the_add_ons_without_its_labels_is_unmanaged(
+        context: ScanContext, clusters: dict[str, FakeCluster]) -> None:
+    """The add-on labels the namespaces it makes (sagemaker-managed-queue=true, quota-allocation-id);
+    one with the name alone was not made by it."""
+    impostor = made_by_hand("v1", "Namespace", "hyperpod-ns-speech", None)
+    clusters["gpu-west"].live[impostor.address] = impostor
+    (item,) = scan(context, clusters).items
+    assert (item.kind, item.stack, item.address) == ("unmanaged", "cluster-gpu-west", impostor.address)
+
+
+def test_the_add_ons_namespace_of_a_team_that_left_the_tree_is_not_unmanaged(
+        context: ScanContext, clusters: dict[str, FakeCluster]) -> None:
+    """Until the add-on deletes it with the team's compute quota, the namespace stays, with the
+    add-on's mark (sagemaker-managed-queue=true, aws/sagemaker-hyperpod-cli's kubernetes_client.py):
+    pruning it would delete the team's jobs."""
+    left = made_by_hand("v1", "Namespace", "hyperpod-ns-gone", None, manager=ADD_ON_MANAGER, labels={
+        "sagemaker.amazonaws.com/sagemaker-managed-queue": "true",
+        "sagemaker.amazonaws.com/quota-allocation-id": "gone"})
+    clusters["gpu-west"].live[left.address] = left
+    assert scan(context, clusters).items == ()
+
+
+def test_hypergov_declares_nothing_the_add_on_makes_on_a_task_governance_cluster(context: ScanContext) -> None:
+    """What the add-on makes is its own: a declared object there would fight it (the two would
+    overwrite each other's fields)."""
+    add_on = {(o.kind, o.namespace, o.name) for o in made_by_the_add_on()}
+    declared = {(d.obj.kind, d.obj.namespace, d.obj.name) for d in context.kube if d.cluster == "gpu-west"}
+    assert declared and not (declared & add_on)
 
 
 def test_a_cluster_whose_listing_fails_leaves_the_scan_incomplete(context: ScanContext,
