@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from hypergov import naming
@@ -27,6 +28,7 @@ from hypergov.model.aws_limits import (
     TAG_VALUE,
     limit_max,
 )
+from hypergov.model.common import PERSONAS, Persona
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem, SourcePos
 from hypergov.rules.base import problem
@@ -64,6 +66,10 @@ def _itself(name: str) -> str:
     return name
 
 
+def _persona_binding(team: str, *, persona: Persona) -> str:
+    return naming.persona_role_binding(team, persona)
+
+
 def _add_on_priority_class(name: str) -> str:
     return naming.in_cluster_priority_class(name, task_governance=True)
 
@@ -82,7 +88,8 @@ DERIVED_NAMES: tuple[DerivedName, ...] = (
     DerivedName("team", "namespace name", NAMESPACE, naming.namespace),
     DerivedName("team", "LocalQueue name", OBJECT_NAME, naming.kueue_local_queue),
     DerivedName("team", "ClusterQueue name", OBJECT_NAME, naming.kueue_cluster_queue),
-    DerivedName("team", "Role and RoleBinding name", OBJECT_NAME, naming.namespace_role),
+    *(DerivedName("team", f"{persona} RoleBinding name (longer than its Role's)", OBJECT_NAME,
+                  partial(_persona_binding, persona=persona)) for persona in PERSONAS),
     DerivedName("team", "ValidatingAdmissionPolicy name", OBJECT_NAME, naming.workload_admission_policy),
     DerivedName("team", f"{STACK_LABEL} (the project stack)", LABEL_VALUE, naming.project_stack),
     DerivedName("team", "label value hypergov.io/<project tag>", LABEL_VALUE, _itself),
