@@ -32,10 +32,18 @@ from hypergov.stack_views import EffectiveQuota
 API = "kueue.x-k8s.io/v1beta1"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
+NVIDIA_GPU = "nvidia.com/gpu"
+NEURON_DEVICE = "aws.amazon.com/neuron"
+ACCELERATOR_RESOURCES = (NVIDIA_GPU, NEURON_DEVICE, "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice")
+"""Every extended resource a pod can ask accelerators by: NVIDIA's device plugin advertises
+`nvidia.com/gpu`; the Neuron device plugin `aws.amazon.com/neuron` (devices), its aliases
+`aws.amazon.com/neurondevice` and `aws.amazon.com/neuroncore` (cores). Quotas are kept in the
+first two (`accelerator_resource`); the admission policy counts all four, one unit each."""
+
 
 def accelerator_resource(instance_type: str) -> str:
     """The extended resource a node of this type advertises (Neuron devices on Trainium)."""
-    return "aws.amazon.com/neuron" if ".trn" in instance_type or ".inf" in instance_type else "nvidia.com/gpu"
+    return NEURON_DEVICE if ".trn" in instance_type or ".inf" in instance_type else NVIDIA_GPU
 
 
 def resource_flavor(instance_type: str) -> dict[str, Any]:
@@ -45,7 +53,9 @@ def resource_flavor(instance_type: str) -> dict[str, Any]:
 
 
 def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": name}, "value": weight,
+    """Plain-EKS mode only: on task-governance clusters the add-on makes these from the policy."""
+    return {"apiVersion": API, "kind": "WorkloadPriorityClass",
+            "metadata": {"name": naming.kueue_priority_class(name, task_governance=False)}, "value": weight,
             "description": f"hypergov: scheduler priority class '{name}'"}
 
 
