@@ -198,20 +198,21 @@ def match_conditions() -> list[dict[str, str]]:
 
 def _per_priority(priority: str, lim: PriorityLimits) -> list[dict[str, str]]:
     guard = f"variables.accelerators == 0 || variables.priority != '{priority}'"
+    job = f"a job of priority class '{priority}'"
     checks = [
         {"expression": f"{guard} || variables.accelerators <= {lim.max_accelerators}",
-         "message": f"a '{priority}' job may ask for at most {lim.max_accelerators} accelerators in all "
+         "message": f"{job} may ask for at most {lim.max_accelerators} accelerators in all "
                     "(pods x accelerators per pod, init containers and sidecars counted as the scheduler counts "
                     "them): ask for fewer, or use a workload class that allows more"},
         {"expression": f"{guard} || (variables.maxSeconds > 0 && variables.maxSeconds <= {lim.max_seconds})",
-         "message": f"a '{priority}' job must set the label {MAX_EXEC_LABEL} to at most {lim.max_seconds} "
+         "message": f"{job} must set the label {MAX_EXEC_LABEL} to at most {lim.max_seconds} "
                     "(seconds: the longest max_run_time of the team's workload classes with this priority)"}]
     if all(labels for _, labels in lim.label_sets):
         options = " || ".join("[" + ", ".join(f"'{k}'" for k in labels) + "].all(k, k in variables.labels)"
                               for _, labels in lim.label_sets)
         named = "; or ".join(f"{', '.join(labels)} (workload class {cls})" for cls, labels in lim.label_sets)
         checks.append({"expression": f"{guard} || object.kind == 'Workload' || {options}",
-                       "message": f"a '{priority}' job must carry the labels {named}"})
+                       "message": f"{job} must carry the labels {named}"})
     return checks
 
 
