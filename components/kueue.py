@@ -34,11 +34,21 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 NVIDIA_GPU = "nvidia.com/gpu"
 NEURON_DEVICE = "aws.amazon.com/neuron"
-ACCELERATOR_RESOURCES = (NVIDIA_GPU, NEURON_DEVICE, "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice")
+NEURON_DEVICE_ALIAS = "aws.amazon.com/neurondevice"
+NEURON_CORE = "aws.amazon.com/neuroncore"
+ACCELERATOR_RESOURCES = (NVIDIA_GPU, NEURON_DEVICE, NEURON_CORE, NEURON_DEVICE_ALIAS)
 """Every extended resource a pod can ask accelerators by: NVIDIA's device plugin advertises
 `nvidia.com/gpu`; the Neuron device plugin `aws.amazon.com/neuron` (devices), its aliases
-`aws.amazon.com/neurondevice` and `aws.amazon.com/neuroncore` (cores). Quotas are kept in the
-first two (`accelerator_resource`); the admission policy counts all four, one unit each."""
+`aws.amazon.com/neurondevice` and `aws.amazon.com/neuroncore` (cores). Kueue quotas count the
+first two (`accelerator_resource`), a namespace's LimitRange and ResourceQuota the device names
+too (`quota_resources`); the admission policy counts all four, one unit each."""
+
+
+def quota_resources(resource: str) -> tuple[str, ...]:
+    """The names a namespace's limits must cover for accelerators counted in `resource`: Neuron
+    devices are asked for under two names of one unit. (`neuroncore` counts cores, whose number per
+    device depends on the chip; the admission policy counts it, the namespace quota does not.)"""
+    return (resource, NEURON_DEVICE_ALIAS) if resource == NEURON_DEVICE else (resource,)
 
 
 def accelerator_resource(instance_type: str) -> str:

@@ -50,15 +50,16 @@ def reachable_accelerators(cluster: Cluster, quota: EffectiveQuota) -> dict[str,
         reach = quota.reachable_gpus(itype)
         per = quota.accelerators_per_instance[itype]
         capacity = cluster.capacity[itype].instances * per if itype in cluster.capacity else reach
-        total[kueue.accelerator_resource(itype)] += min(reach, capacity)
+        for name in kueue.quota_resources(kueue.accelerator_resource(itype)):
+            total[name] += min(reach, capacity)
     return dict(sorted(total.items()))
 
 
 def per_container_max(quota: EffectiveQuota) -> dict[str, int]:
     best: dict[str, int] = defaultdict(int)
     for itype in quota.reachable_types:
-        res = kueue.accelerator_resource(itype)
-        best[res] = max(best[res], quota.accelerators_per_instance[itype])
+        for name in kueue.quota_resources(kueue.accelerator_resource(itype)):
+            best[name] = max(best[name], quota.accelerators_per_instance[itype])
     return dict(sorted(best.items()))
 
 
