@@ -55,6 +55,7 @@ RESOURCE = {
     "ReplicaSet": ("apps", "replicasets"), "Job": ("batch", "jobs"), "PyTorchJob": ("kubeflow.org", "pytorchjobs"),
     "RayJob": ("ray.io", "rayjobs"), "RayCluster": ("ray.io", "rayclusters"),
     "HyperPodPyTorchJob": ("sagemaker.amazonaws.com", "hyperpodpytorchjobs"),
+    "HyperPodPytorchJob": ("sagemaker.amazonaws.com", "hyperpodpytorchjobs"),  # AWS's pages spell it so
     "Workload": ("kueue.x-k8s.io", "workloads"),
 }
 
