@@ -32,10 +32,28 @@ from hypergov.stack_views import EffectiveQuota
 API = "kueue.x-k8s.io/v1beta1"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
+NVIDIA_GPU = "nvidia.com/gpu"
+NEURON_DEVICE = "aws.amazon.com/neuron"
+NEURON_DEVICE_ALIAS = "aws.amazon.com/neurondevice"
+NEURON_CORE = "aws.amazon.com/neuroncore"
+ACCELERATOR_RESOURCES = (NVIDIA_GPU, NEURON_DEVICE, NEURON_CORE, NEURON_DEVICE_ALIAS)
+"""Every extended resource a pod can ask accelerators by: NVIDIA's device plugin advertises
+`nvidia.com/gpu`; the Neuron device plugin `aws.amazon.com/neuron` (devices), its aliases
+`aws.amazon.com/neurondevice` and `aws.amazon.com/neuroncore` (cores). Kueue quotas count the
+first two (`accelerator_resource`), a namespace's LimitRange and ResourceQuota the device names
+too (`quota_resources`); the admission policy counts all four, one unit each."""
+
+
+def quota_resources(resource: str) -> tuple[str, ...]:
+    """The names a namespace's limits must cover for accelerators counted in `resource`: Neuron
+    devices are asked for under two names of one unit. (`neuroncore` counts cores, whose number per
+    device depends on the chip; the admission policy counts it, the namespace quota does not.)"""
+    return (resource, NEURON_DEVICE_ALIAS) if resource == NEURON_DEVICE else (resource,)
+
 
 def accelerator_resource(instance_type: str) -> str:
     """The extended resource a node of this type advertises (Neuron devices on Trainium)."""
-    return "aws.amazon.com/neuron" if ".trn" in instance_type or ".inf" in instance_type else "nvidia.com/gpu"
+    return NEURON_DEVICE if ".trn" in instance_type or ".inf" in instance_type else NVIDIA_GPU
 
 
 def resource_flavor(instance_type: str) -> dict[str, Any]:
@@ -45,7 +63,9 @@ def resource_flavor(instance_type: str) -> dict[str, Any]:
 
 
 def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": name}, "value": weight,
+    """Plain-EKS mode only: on task-governance clusters the add-on makes these from the policy."""
+    return {"apiVersion": API, "kind": "WorkloadPriorityClass",
+            "metadata": {"name": naming.kueue_priority_class(name, task_governance=False)}, "value": weight,
             "description": f"hypergov: scheduler priority class '{name}'"}
 
 

@@ -1,42 +1,39 @@
 """`WorkloadPolicy`: the workload layer, the team's workload classes as objects the cluster
 enforces in the team namespace `hyperpod-ns-<team>`:
 
-- a ValidatingAdmissionPolicy (+ binding) on Kueue `Workload`s, the one object every job kind
-  becomes under both HyperPod task governance and plain Kueue: the priority class must be one a
-  workload class of the team uses; a job's total accelerators may not exceed the largest
-  `max_gpus_per_job` of the classes with that priority, nor its maximum execution time their
-  `max_run_time`;
+- a ValidatingAdmissionPolicy (+ binding) on what the team submits there (Jobs, PyTorchJobs,
+  RayJobs, HyperPodPyTorchJobs, bare Pods, Deployments, ... and Kueue `Workload`s as a backstop):
+  a job that asks for accelerators must name the team's queue, a priority class a workload class
+  of the team uses, stay within that class's accelerators and run time and carry its
+  `required_labels` (`components.admission_policy` builds it; the module says what is checked
+  where);
 - a LimitRange: no container asks for more accelerators than one of the team's instances has;
 - a ResourceQuota: the namespace never holds more accelerators than the team can reach there
   (its guarantee plus what it may borrow);
 - in plain-EKS mode only, the team's Kueue LocalQueue pointing at its ClusterQueue (the cluster
   stack declares the ClusterQueue, the counterpart of a HyperPod compute quota).
 
-`required_labels` are not enforced in-cluster: Kueue copies only configured label keys onto a
-Workload, so a check there would be unreliable; validation reports classes that lack them.
+`required_labels` are checked on the submitted object, not on the Workload (Kueue copies only
+configured label keys onto a Workload).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import kueue
+from components import admission_policy, kueue
 from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
-from hypergov.model.common import duration_seconds
-from hypergov.model.workload import WorkloadClass
 from hypergov.stack_views import EffectiveQuota, ProjectView
 
 TYPE = "hypergov:index:WorkloadPolicy"
-ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "aws.amazon.com/neuron")
 
 
 @dataclass(frozen=True)
@@ -46,22 +43,6 @@ class WorkloadPolicyArgs:
     kubernetes: k8s.Provider | None  # None: declare no Kubernetes object (counted)
 
 
-@dataclass(frozen=True)
-class PriorityLimits:
-    max_accelerators: int
-    max_seconds: int
-
-
-def limits_by_priority(workloads: Mapping[str, WorkloadClass]) -> dict[str, PriorityLimits]:
-    """Per priority class, the most any workload class with that priority allows."""
-    found: dict[str, PriorityLimits] = {}
-    for _, wl in sorted(workloads.items()):
-        seen = found.get(wl.priority_class, PriorityLimits(0, 0))
-        found[wl.priority_class] = PriorityLimits(max(seen.max_accelerators, wl.max_gpus_per_job),
-                                                  max(seen.max_seconds, duration_seconds(wl.max_run_time)))
-    return dict(sorted(found.items()))
-
-
 def reachable_accelerators(cluster: Cluster, quota: EffectiveQuota) -> dict[str, int]:
     """Per accelerator resource, the guarantee plus the borrowable part, capped by the cluster."""
     total: dict[str, int] = defaultdict(int)
@@ -69,39 +50,17 @@ def reachable_accelerators(cluster: Cluster, quota: EffectiveQuota) -> dict[str,
         reach = quota.reachable_gpus(itype)
         per = quota.accelerators_per_instance[itype]
         capacity = cluster.capacity[itype].instances * per if itype in cluster.capacity else reach
-        total[kueue.accelerator_resource(itype)] += min(reach, capacity)
+        for name in kueue.quota_resources(kueue.accelerator_resource(itype)):
+            total[name] += min(reach, capacity)
     return dict(sorted(total.items()))
 
 
 def per_container_max(quota: EffectiveQuota) -> dict[str, int]:
     best: dict[str, int] = defaultdict(int)
     for itype in quota.reachable_types:
-        res = kueue.accelerator_resource(itype)
-        best[res] = max(best[res], quota.accelerators_per_instance[itype])
+        for name in kueue.quota_resources(kueue.accelerator_resource(itype)):
+            best[name] = max(best[name], quota.accelerators_per_instance[itype])
     return dict(sorted(best.items()))
-
-
-_GPUS = ("object.spec.podSets.map(ps, ps.count * ps.template.spec.containers.map(c, "
-         + " + ".join(f"(has(c.resources) && has(c.resources.limits) && '{r}' in c.resources.limits ? "
-                      f"int(string(c.resources.limits['{r}'])) : 0)" for r in ACCELERATOR_RESOURCES)
-         + ").sum()).sum()")
-
-
-def admission_validations(workloads: Mapping[str, WorkloadClass], allowed: list[str]) -> list[dict[str, str]]:
-    limits = limits_by_priority(workloads)
-    priorities = sorted(limits) if limits else sorted(allowed)
-    listed = ", ".join(f"'{p}'" for p in priorities)
-    checks = [{"expression": f"has(object.spec.priorityClassName) && object.spec.priorityClassName in [{listed}]",
-               "message": f"the team's workload classes allow priority classes {listed} only"}]
-    for priority, lim in limits.items():
-        guard = f"!has(object.spec.priorityClassName) || object.spec.priorityClassName != '{priority}'"
-        checks.append({"expression": f"{guard} || variables.accelerators <= {lim.max_accelerators}",
-                       "message": f"a '{priority}' job may use at most {lim.max_accelerators} accelerators"})
-        checks.append({"expression": f"{guard} || (has(object.spec.maximumExecutionTimeSeconds) && "
-                                     f"object.spec.maximumExecutionTimeSeconds <= {lim.max_seconds})",
-                       "message": f"a '{priority}' job must set a maximum execution time of at most "
-                                  f"{lim.max_seconds} s (label kueue.x-k8s.io/max-exec-time-seconds)"})
-    return checks
 
 
 class WorkloadPolicy(pulumi.ComponentResource):
@@ -138,10 +97,7 @@ class WorkloadPolicy(pulumi.ComponentResource):
 
     @staticmethod
     def _policy_spec(args: WorkloadPolicyArgs) -> dict[str, Any]:
-        return {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [{"apiGroups": ["kueue.x-k8s.io"], "apiVersions": ["*"],
-                                                    "operations": ["CREATE", "UPDATE"], "resources": ["workloads"]}]},
-            "variables": [{"name": "accelerators", "expression": _GPUS}],
-            "validations": admission_validations(args.view.workloads, list(args.view.project.allowed_priority_classes)),
-        }
+        return admission_policy.policy_spec(
+            team=args.view.team, workloads=args.view.workloads,
+            allowed=list(args.view.project.allowed_priority_classes),
+            task_governance=args.view.clusters[args.cluster_name].task_governance)

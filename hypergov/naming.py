@@ -120,6 +120,24 @@ def kueue_local_queue(team: str) -> str:
     return f"hyperpod-ns-{team}-localqueue"
 
 
+def kueue_priority_class(name: str, *, task_governance: bool) -> str:
+    """The in-cluster name of the scheduler-config priority class `name`: the Kueue
+    WorkloadPriorityClass a job names in its `kueue.x-k8s.io/priority-class` label, and that Kueue
+    copies into the Workload's `spec.priorityClassName`.
+
+    - HyperPod task governance creates them from the cluster policy as `<name>-priority`. AWS,
+      "Example HyperPod task governance AWS CLI commands"
+      (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-operate-console-ui-governance-cli.html):
+      "When a data scientist submits a job, they use one of the priority class names with the
+      format `priority-class-name-priority`. In this example, `training-priority` refers to the
+      priority class named "training"", and the labels to include are
+      "kueue.x-k8s.io/priority-class: priority-class-name-priority".
+    - Plain-EKS mode: hypergov declares the WorkloadPriorityClasses itself
+      (`components.kueue.workload_priority_class`) under the tree's own names.
+    """
+    return f"{name}-priority" if task_governance else name
+
+
 def kueue_cohort(cluster: str) -> str:
     return f"{cluster}-cohort"
 
