@@ -74,11 +74,11 @@ class PriorityLimits:
     label_sets: tuple[tuple[str, tuple[str, ...]], ...]  # (class, its required_labels): one set must be present
 
 
-def limits_by_priority(workloads: Mapping[str, WorkloadClass], *, task_governance: bool) -> dict[str, PriorityLimits]:
+def limits_by_priority(workloads: Mapping[str, WorkloadClass]) -> dict[str, PriorityLimits]:
     """Per in-cluster priority class name, the most any workload class with that priority allows."""
     found: dict[str, PriorityLimits] = {}
     for class_name, wl in sorted(workloads.items()):
-        name = naming.kueue_priority_class(wl.priority_class, task_governance=task_governance)
+        name = naming.kueue_priority_class(wl.priority_class)
         seen = found.get(name, PriorityLimits(0, 0, ()))
         found[name] = PriorityLimits(max(seen.max_accelerators, wl.max_gpus_per_job),
                                      max(seen.max_seconds, duration_seconds(wl.max_run_time)),
@@ -216,13 +216,13 @@ def _per_priority(priority: str, lim: PriorityLimits) -> list[dict[str, str]]:
     return checks
 
 
-def admission_validations(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: Sequence[str],
-                          task_governance: bool) -> list[dict[str, str]]:
+def admission_validations(*, team: str, workloads: Mapping[str, WorkloadClass],
+                          allowed: Sequence[str]) -> list[dict[str, str]]:
     """Every check, the first failing one's message is the refusal. `allowed`: the project's
     priority classes, the allow-list when the team has no workload class."""
-    limits = limits_by_priority(workloads, task_governance=task_governance)
+    limits = limits_by_priority(workloads)
     priorities = sorted(limits) if limits else sorted(
-        naming.kueue_priority_class(p, task_governance=task_governance) for p in allowed)
+        naming.kueue_priority_class(p) for p in allowed)
     listed = ", ".join(f"'{p}'" for p in priorities)
     queue = naming.kueue_local_queue(team)
     checks = [
@@ -238,9 +238,9 @@ def admission_validations(*, team: str, workloads: Mapping[str, WorkloadClass], 
     return checks
 
 
-def policy_spec(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: Sequence[str],
-                task_governance: bool) -> dict[str, Any]:
-    """The ValidatingAdmissionPolicy spec of one team namespace on a cluster of this mode."""
+def policy_spec(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: Sequence[str]) -> dict[str, Any]:
+    """The ValidatingAdmissionPolicy spec of one team namespace (the same in both cluster modes:
+    the priority classes have the same in-cluster names in both, `naming.kueue_priority_class`)."""
     groups: dict[str, list[str]] = {}
     for group, resource in [*SUBMITTED, BACKSTOP]:
         groups.setdefault(group, []).append(resource)
@@ -251,6 +251,5 @@ def policy_spec(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: S
              "resources": sorted(resources)} for group, resources in sorted(groups.items())]},
         "matchConditions": match_conditions(),
         "variables": policy_variables(),
-        "validations": admission_validations(team=team, workloads=workloads, allowed=allowed,
-                                             task_governance=task_governance),
+        "validations": admission_validations(team=team, workloads=workloads, allowed=allowed),
     }

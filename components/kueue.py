@@ -65,7 +65,7 @@ def resource_flavor(instance_type: str) -> dict[str, Any]:
 def workload_priority_class(name: str, weight: int) -> dict[str, Any]:
     """Plain-EKS mode only: on task-governance clusters the add-on makes these from the policy."""
     return {"apiVersion": API, "kind": "WorkloadPriorityClass",
-            "metadata": {"name": naming.kueue_priority_class(name, task_governance=False)}, "value": weight,
+            "metadata": {"name": naming.kueue_priority_class(name)}, "value": weight,
             "description": f"hypergov: scheduler priority class '{name}'"}
 
 

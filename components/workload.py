@@ -99,5 +99,4 @@ class WorkloadPolicy(pulumi.ComponentResource):
     def _policy_spec(args: WorkloadPolicyArgs) -> dict[str, Any]:
         return admission_policy.policy_spec(
             team=args.view.team, workloads=args.view.workloads,
-            allowed=list(args.view.project.allowed_priority_classes),
-            task_governance=args.view.clusters[args.cluster_name].task_governance)
+            allowed=list(args.view.project.allowed_priority_classes))

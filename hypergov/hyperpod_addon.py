@@ -93,7 +93,7 @@ def _namespace_labels(team: str) -> Mapping[str, str]:
 
 
 def _priority_class(name: str) -> str:
-    return naming.in_cluster_priority_class(name, task_governance=True)
+    return naming.kueue_priority_class(name)
 
 
 ADD_ON_OBJECTS: tuple[AddOnObject, ...] = (

@@ -120,22 +120,23 @@ def kueue_local_queue(team: str) -> str:
     return f"hyperpod-ns-{team}-localqueue"
 
 
-def kueue_priority_class(name: str, *, task_governance: bool) -> str:
+def kueue_priority_class(name: str) -> str:
     """The in-cluster name of the scheduler-config priority class `name`: the Kueue
     WorkloadPriorityClass a job names in its `kueue.x-k8s.io/priority-class` label, and that Kueue
     copies into the Workload's `spec.priorityClassName`.
 
-    - HyperPod task governance creates them from the cluster policy as `<name>-priority`. AWS,
-      "Example HyperPod task governance AWS CLI commands"
-      (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-operate-console-ui-governance-cli.html):
-      "When a data scientist submits a job, they use one of the priority class names with the
-      format `priority-class-name-priority`. In this example, `training-priority` refers to the
-      priority class named "training"", and the labels to include are
-      "kueue.x-k8s.io/priority-class: priority-class-name-priority".
-    - Plain-EKS mode: hypergov declares the WorkloadPriorityClasses itself
-      (`components.kueue.workload_priority_class`) under the tree's own names.
-    """
-    return f"{name}-priority" if task_governance else name
+    HyperPod task governance creates them from the cluster policy as `<name>-priority`. AWS,
+    "Example HyperPod task governance AWS CLI commands"
+    (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-operate-console-ui-governance-cli.html):
+    "When a data scientist submits a job, they use one of the priority class names with the
+    format `priority-class-name-priority`. In this example, `training-priority` refers to the
+    priority class named "training"", and the labels to include are
+    "kueue.x-k8s.io/priority-class: priority-class-name-priority".
+
+    On plain-EKS clusters hypergov declares the WorkloadPriorityClasses itself
+    (`components.kueue.workload_priority_class`) and names them the same way, so one job manifest
+    carries the same label on every cluster of the org, whichever mode it runs in."""
+    return f"{name}-priority"
 
 
 def kueue_cohort(cluster: str) -> str:
@@ -175,11 +176,4 @@ KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 """The label by which a job names its LocalQueue (`kueue_local_queue`), a label value."""
 
 KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
-"""The label by which a job names its WorkloadPriorityClass (`in_cluster_priority_class`)."""
-
-
-def in_cluster_priority_class(priority_class: str, *, task_governance: bool) -> str:
-    """The WorkloadPriorityClass a job names for a scheduler priority class: with task governance
-    the add-on's `<name>-priority` (made from the cluster scheduler config), on plain EKS
-    hypergov's own, named as the class (`components.kueue.workload_priority_class`)."""
-    return f"{priority_class}-priority" if task_governance else priority_class
+"""The label by which a job names its WorkloadPriorityClass (`kueue_priority_class`)."""

@@ -26,6 +26,10 @@ Path = tuple[str | int, ...]
 
 MAX_FILE_BYTES = 1_000_000
 MAX_NODES = 200_000
+# Governance files are a few levels deep. An explicit bound, not the interpreter's recursion limit
+# (which a library in the same process may raise: cel-python sets it to 2,500), so whether a deep
+# document is refused never depends on what else was imported.
+MAX_DEPTH = 100
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _SCALAR_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _MAP_TAG = "tag:yaml.org,2002:map"
@@ -87,6 +91,8 @@ class _Builder:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _TooLarge
+        if len(path) > MAX_DEPTH:
+            raise RecursionError(f"nested more than {MAX_DEPTH} levels")
         self.doc.value_pos.setdefault(path, self.mark(node))
         if isinstance(node, yaml.MappingNode):
             self._check_tag(node, _MAP_TAG)

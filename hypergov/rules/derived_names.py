@@ -70,14 +70,6 @@ def _persona_binding(team: str, *, persona: Persona) -> str:
     return naming.persona_role_binding(team, persona)
 
 
-def _add_on_priority_class(name: str) -> str:
-    return naming.in_cluster_priority_class(name, task_governance=True)
-
-
-def _kueue_priority_class(name: str) -> str:
-    return naming.in_cluster_priority_class(name, task_governance=False)
-
-
 QUEUE_LABEL = f"label value {naming.KUEUE_QUEUE_NAME_LABEL}"
 PRIORITY_LABEL = f"label value {naming.KUEUE_PRIORITY_CLASS_LABEL}"
 STACK_LABEL = f"label value {naming.STACK_LABEL}"
@@ -95,12 +87,14 @@ DERIVED_NAMES: tuple[DerivedName, ...] = (
     DerivedName("team", "label value hypergov.io/<project tag>", LABEL_VALUE, _itself),
     DerivedName("team", "value of the project tag", TAG_VALUE, _itself),
     DerivedName("priority class", f"{PRIORITY_LABEL} (the add-on's WorkloadPriorityClass)", LABEL_VALUE,
-                _add_on_priority_class, TASK_GOVERNANCE),
-    DerivedName("priority class", "WorkloadPriorityClass name", OBJECT_NAME, _add_on_priority_class,
+                naming.kueue_priority_class, TASK_GOVERNANCE),
+    DerivedName("priority class", "WorkloadPriorityClass name", OBJECT_NAME, naming.kueue_priority_class,
                 TASK_GOVERNANCE),
+    # named as the add-on names its own, so a job's label is the same on every cluster
     DerivedName("priority class", f"{PRIORITY_LABEL} (hypergov's WorkloadPriorityClass)", LABEL_VALUE,
-                _kueue_priority_class, PLAIN_EKS),
-    DerivedName("priority class", "WorkloadPriorityClass name", OBJECT_NAME, _kueue_priority_class, PLAIN_EKS),
+                naming.kueue_priority_class, PLAIN_EKS),
+    DerivedName("priority class", "WorkloadPriorityClass name", OBJECT_NAME, naming.kueue_priority_class,
+                PLAIN_EKS),
     DerivedName("cluster", f"{STACK_LABEL} (the cluster stack)", LABEL_VALUE, naming.cluster_stack),
     DerivedName("cluster", "label value hypergov.io/cluster", LABEL_VALUE, _itself),
     DerivedName("cluster", "value of the hypergov:cluster tag", TAG_VALUE, _itself),

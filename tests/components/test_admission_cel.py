@@ -42,10 +42,12 @@ def test_task_governance_priority_names_are_the_ones_aws_documents() -> None:
         "variables.priority in ['inference-priority']")
 
 
-def test_plain_eks_priority_names_are_the_workload_priority_classes_hypergov_declares() -> None:
+def test_plain_eks_priority_names_are_the_ones_task_governance_gives_so_a_job_carries_one_label_everywhere() -> None:
+    """On plain EKS hypergov declares the WorkloadPriorityClasses itself, named as task governance
+    names its own (the AWS page above): a job manifest is the same on either kind of cluster."""
     assert _allowed_priorities(declared_policy("research", "trn-east")).endswith(
-        "variables.priority in ['experimentation']")
-    assert workload_priority_class("experimentation", 20)["metadata"]["name"] == "experimentation"
+        "variables.priority in ['experimentation-priority']")
+    assert workload_priority_class("experimentation", 20)["metadata"]["name"] == "experimentation-priority"
 
 
 def _policy(**spec: Any) -> dict[str, Any]:

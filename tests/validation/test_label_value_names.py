@@ -30,7 +30,7 @@ EXAMPLE = example_tree()
 LABEL_VALUE_MAX = 63  # Kubernetes docs, above
 TEAM_MAX = LABEL_VALUE_MAX - len("hyperpod-ns-") - len("-localqueue")  # 40
 PRIORITY_MAX_WITH_TASK_GOVERNANCE = LABEL_VALUE_MAX - len("-priority")  # 54
-PRIORITY_MAX_ON_PLAIN_EKS = LABEL_VALUE_MAX
+PRIORITY_MAX_ON_PLAIN_EKS = LABEL_VALUE_MAX - len("-priority")  # hypergov names its own classes alike
 
 
 def _with_team(team: str) -> dict[str, TreeEntry]:
@@ -71,7 +71,7 @@ def test_a_team_one_character_longer_is_refused_naming_the_label_and_the_limit()
 
 @pytest.mark.parametrize(("cluster", "longest", "label"), [
     pytest.param("gpu-west", PRIORITY_MAX_WITH_TASK_GOVERNANCE, "{}-priority", id="task-governance"),
-    pytest.param("trn-east", PRIORITY_MAX_ON_PLAIN_EKS, "{}", id="plain-eks"),
+    pytest.param("trn-east", PRIORITY_MAX_ON_PLAIN_EKS, "{}-priority", id="plain-eks"),
 ])
 def test_a_priority_class_fits_the_priority_class_label_of_its_cluster(cluster: str, longest: int,
                                                                         label: str) -> None:
