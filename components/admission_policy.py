@@ -45,8 +45,8 @@ from hypergov import naming
 from hypergov.model.common import duration_seconds
 from hypergov.model.workload import WorkloadClass
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+QUEUE_LABEL = naming.KUEUE_QUEUE_NAME_LABEL
+PRIORITY_LABEL = naming.KUEUE_PRIORITY_CLASS_LABEL
 MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 
 # (API group, plural resource) -> kinds, of everything the policy checks at submission.
