@@ -216,8 +216,18 @@ def _per_priority(priority: str, lim: PriorityLimits) -> list[dict[str, str]]:
     return checks
 
 
-def admission_validations(*, team: str, workloads: Mapping[str, WorkloadClass],
-                          allowed: Sequence[str]) -> list[dict[str, str]]:
+def add_on_equivalent() -> dict[str, str]:
+    """What HyperPod task governance's own admission policy requires in a team namespace
+    (`hypergov.hyperpod_addon.ADMISSION_POLICY`: every Pod and Deployment carries a non-empty
+    queue-name label, accelerators or not), for plain-EKS clusters, where no add-on declares it.
+    On a task-governance cluster hypergov relies on the add-on's and declares nothing of it."""
+    return {"expression": "!(object.kind in ['Pod', 'Deployment']) || variables.queue != ''",
+            "message": f"every Pod and Deployment in a team namespace names a queue, as on a HyperPod "
+                       f"task-governance cluster: set the label {QUEUE_LABEL}"}
+
+
+def admission_validations(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: Sequence[str],
+                          task_governance: bool) -> list[dict[str, str]]:
     """Every check, the first failing one's message is the refusal. `allowed`: the project's
     priority classes, the allow-list when the team has no workload class."""
     limits = limits_by_priority(workloads)
@@ -233,14 +243,18 @@ def admission_validations(*, team: str, workloads: Mapping[str, WorkloadClass],
          "message": f"a job that asks for accelerators must set the label {PRIORITY_LABEL} to one of {listed} "
                     "(the priority classes of the team's workload classes)"},
     ]
+    if not task_governance:
+        checks.insert(0, add_on_equivalent())
     for priority, lim in limits.items():
         checks += _per_priority(priority, lim)
     return checks
 
 
-def policy_spec(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: Sequence[str]) -> dict[str, Any]:
-    """The ValidatingAdmissionPolicy spec of one team namespace (the same in both cluster modes:
-    the priority classes have the same in-cluster names in both, `naming.kueue_priority_class`)."""
+def policy_spec(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: Sequence[str],
+                task_governance: bool) -> dict[str, Any]:
+    """The ValidatingAdmissionPolicy spec of one team namespace on a cluster of this mode (the
+    priority classes have the same in-cluster names in both, `naming.kueue_priority_class`; on
+    plain EKS it also holds the task-governance add-on's own check, `add_on_equivalent`)."""
     groups: dict[str, list[str]] = {}
     for group, resource in [*SUBMITTED, BACKSTOP]:
         groups.setdefault(group, []).append(resource)
@@ -251,5 +265,6 @@ def policy_spec(*, team: str, workloads: Mapping[str, WorkloadClass], allowed: S
              "resources": sorted(resources)} for group, resources in sorted(groups.items())]},
         "matchConditions": match_conditions(),
         "variables": policy_variables(),
-        "validations": admission_validations(team=team, workloads=workloads, allowed=allowed),
+        "validations": admission_validations(team=team, workloads=workloads, allowed=allowed,
+                                             task_governance=task_governance),
     }

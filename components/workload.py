@@ -99,4 +99,5 @@ class WorkloadPolicy(pulumi.ComponentResource):
     def _policy_spec(args: WorkloadPolicyArgs) -> dict[str, Any]:
         return admission_policy.policy_spec(
             team=args.view.team, workloads=args.view.workloads,
-            allowed=list(args.view.project.allowed_priority_classes))
+            allowed=list(args.view.project.allowed_priority_classes),
+            task_governance=args.view.clusters[args.cluster_name].task_governance)
