@@ -73,7 +73,9 @@ def test_destroying_a_project_stack_prunes_its_kubernetes_objects(engine_for: En
     applied = engine.apply(SPEECH, engine.plan(SPEECH))
     assert applied.ok, (applied.error, applied.failed)
     created = sorted(c.address for c in applied.applied if c.executor == "kubernetes")
-    assert len(created) == 6 and sorted(cluster.live) == created  # Role(+Binding), admission policy(+binding), limits
+    # speech has members in its 3 personas (config/projects/speech.yaml): a Role + RoleBinding each,
+    # then the admission policy (+ binding), the LimitRange and the ResourceQuota
+    assert len(created) == 3 * 2 + 4 and sorted(cluster.live) == created
     # on the same cluster: another project's object of a kind speech declares, and one nobody manages
     others = [KubeObject("rbac.authorization.k8s.io/v1", "Role", "hyperpod-ns-vision-namespace-role",
                          "hyperpod-ns-vision", {"metadata": {"labels": {"hypergov.dev/stack": "project-vision"}}}),
