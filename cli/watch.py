@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from engines.outcomes import Failure, PermanentError, classify
-from engines.schedule import STOPPING
 from engines.settings import Settings
 from hypergov.problems import format_problem
 from reconciler.logs import EventLog
@@ -67,7 +66,7 @@ def report_pass(log: EventLog, outcome: PassResult, *, seconds: float) -> None:
         return
     changed = [r for r in outcome.results if r.applied]
     kind = f" ({outcome.failure_kind})" if outcome.failure_kind else ""
-    left = sum(1 for r in outcome.results if r.refusal == STOPPING)
+    left = sum(1 for r in outcome.results if r.refusal is not None and r.refusal.kind == "stopping")
     if left:
         kind += f" ({left} stack(s) left for the next pass)"
     log.event("pass.end", f"{where}: {outcome.status}{kind}: {len(outcome.plans)} stack(s) planned, {len(changed)} "

@@ -214,6 +214,27 @@ class Leases:
         held.renewed = self.clock()
         return True
 
+    def mark(self, held: Held, **extra: Any) -> bool:
+        """Record `extra` on a lease still held (e.g. planned=<pass>; renewals keep it); False when
+        it is no longer ours (then `held.lost` is set)."""
+        for _ in range(5):  # a write conflict is the keeper's renewal: read again
+            if held.lost.is_set():
+                return False
+            read = self.store.read(self._name(held.name))
+            current = Lease.of(read.data) if read else None
+            if read is None or current is None or current.holder != self.me or current.epoch != held.epoch:
+                held.lost.set()
+                return False
+            marked = Lease(holder=self.me, epoch=held.epoch, duration_s=current.duration_s, renewed_at=_stamp(),
+                           extra={**current.extra, **extra})
+            try:
+                held.etag = self.store.write(self._name(held.name), marked.as_record(), expected=read.etag)
+            except WriteConflict:
+                continue
+            held.renewed = self.clock()
+            return True
+        return False
+
     def release(self, held: Held, **extra: Any) -> None:
         """Give the lease up (others may take it at once), recording `extra` (e.g. done=<pass>)."""
         if held.lost.is_set():

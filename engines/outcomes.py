@@ -81,6 +81,30 @@ class Failure:
                 "retry_after_s": self.retry_after_s}
 
 
+RefusalKind = Literal[
+    "stopping",  # the reconciler is stopping (SIGTERM): the next pass plans the stack again
+    "dependency failed",  # a stack it depends on did not apply
+    "plan changed",  # the plan differs from the one reviewed in the merge request
+    "not reviewed",  # `require_reviewed`: no review of this tree was recorded
+    "stale plan",  # the saved plan is not this run's, or changed since it was made
+    "review only",  # a plan decided from the live scan is shown, never applied
+    "cluster not as declared",  # a declared cluster refused a change: no stack goes past it
+    "history rewritten",  # the branch no longer contains the commit applied last (a force-push)
+]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An expected refusal to apply, for the user: `kind` for code (no caller compares message
+    text), `message` for people (what happened and what to do)."""
+
+    kind: RefusalKind
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def temporary(message: str, reason: str, retry_after_s: float = 5.0) -> Failure:
     return Failure(message=message, kind="temporary", reason=reason, retry_after_s=retry_after_s)
 

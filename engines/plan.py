@@ -15,11 +15,27 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from engines.outcomes import Failure
+from engines.outcomes import Failure, Refusal
 from stacks.spec import StackName
 
-__all__ = ["MASK", "Action", "ApplyResult", "AttributeChange", "Drift", "DriftOutcome", "Failure", "Plan",
-           "PlanOutcome", "ResourceChange", "StackName", "diff_attributes", "failure_lines", "mask", "split_outcomes"]
+__all__ = [
+    "MASK",
+    "Action",
+    "ApplyResult",
+    "AttributeChange",
+    "Drift",
+    "DriftOutcome",
+    "Failure",
+    "Plan",
+    "PlanOutcome",
+    "Refusal",
+    "ResourceChange",
+    "StackName",
+    "diff_attributes",
+    "failure_lines",
+    "mask",
+    "split_outcomes",
+]
 
 MASK = "(sensitive)"
 
@@ -107,7 +123,7 @@ class ApplyResult:
     applied: tuple[ResourceChange, ...] = ()
     failed: tuple[tuple[ResourceChange, Failure], ...] = ()
     skipped: tuple[ResourceChange, ...] = ()
-    refusal: str | None = None  # expected, for the user (e.g. "the plan changed since review")
+    refusal: Refusal | None = None  # expected, for the user (e.g. the plan changed since review)
     error: Failure | None = None  # unexpected, classified temporary or permanent
 
     @property
@@ -124,7 +140,9 @@ class ApplyResult:
         """Why the stack did not apply cleanly (None when it did)."""
         if self.ok:
             return None
-        return self.refusal or (self.error.message if self.error else None) or "; ".join(
+        if self.refusal is not None:
+            return self.refusal.message
+        return (self.error.message if self.error else None) or "; ".join(
             f"{c.address}: {e.message}" for c, e in self.failed)
 
 

@@ -14,7 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TypeVar
 
-from engines.outcomes import Failure, guarded
+from engines.outcomes import Failure, Refusal, guarded
 from engines.plan import ApplyResult, Plan, StackName
 
 R = TypeVar("R")
@@ -89,7 +89,7 @@ def run_in_parallel(stacks: Sequence[StackName], work: Callable[[StackName], T],
     return results
 
 
-STOPPING = "not applied: the reconciler is stopping (SIGTERM); the next pass plans it again"
+STOPPING = Refusal("stopping", "not applied: the reconciler is stopping (SIGTERM); the next pass plans it again")
 
 
 def apply_in_dependency_order(plans: Sequence[Plan], *, depends_on: Mapping[str, Sequence[str]],
@@ -111,7 +111,8 @@ def apply_in_dependency_order(plans: Sequence[Plan], *, depends_on: Mapping[str,
 
     def result_of(stack: str, outcome: ApplyResult | Blocked) -> ApplyResult:
         if isinstance(outcome, Blocked):
-            return ApplyResult(stack=StackName(stack), refusal=f"not applied: {outcome.dependency} failed")
+            return ApplyResult(stack=StackName(stack), refusal=Refusal(
+                "dependency failed", f"not applied: {outcome.dependency} failed"))
         return outcome
 
     outcomes = run_in_dependency_order(

@@ -22,7 +22,7 @@ from typing import Any
 import git
 
 from engines.objects import RecordStore
-from engines.outcomes import temporary
+from engines.outcomes import Refusal, temporary
 from engines.plan import ApplyResult, Plan, StackName
 from engines.settings import Settings
 from hypergov.problems import Problem
@@ -51,14 +51,18 @@ def planned_actions(plan: Plan) -> list[str]:
 
 
 def intent_payload(plans: Sequence[Plan], *, intent_id: str, source_author: str | None, reason: str | None,
-                   refused: Mapping[str, str]) -> dict[str, Any]:
-    """Before anything is applied: the stacks, each plan's fingerprint and its actions."""
+                   refused: Mapping[StackName, Refusal], review: str | None = None) -> dict[str, Any]:
+    """Before anything is applied: the stacks, each plan's fingerprint and its actions; `review`:
+    whether the tree was reviewed in a merge request ("reviewed" / "unreviewed"; absent where no
+    review applies, e.g. a repair)."""
     source = next((p.source_commit for p in plans if p.source_commit), None)
     return {"type": "intent", "intent": intent_id, "source_commit": source, "source_author": source_author,
             "engine": plans[0].engine if plans else None, "reason": reason or "apply",
             "stacks": [{"stack": p.stack, "plan_fingerprint": p.fingerprint(),
                         "plan_artifact_sha256": p.artifact_sha256, "planned": p.counts(), "actions": planned_actions(p),
-                        **({"refused": refused[p.stack]} if p.stack in refused else {})} for p in plans]}
+                        **({"refused": str(refused[p.stack]), "refused_kind": refused[p.stack].kind}
+                           if p.stack in refused else {})}
+                       for p in plans], **({"review": review} if review else {})}
 
 
 def outcome_payload(entry: AuditEntry, *, intent_id: str | None, source_author: str | None) -> dict[str, Any]:
@@ -73,7 +77,8 @@ def outcome_payload(entry: AuditEntry, *, intent_id: str | None, source_author: 
         "failed": [{"change": f"{c.action.value} {c.address}", "error": err.message, "kind": err.kind}
                    for c, err in result.failed],
         "skipped": sorted(f"{c.address}: {c.note}" for c in result.skipped),
-        "refusal": result.refusal,
+        "refusal": str(result.refusal) if result.refusal else None,
+        "refusal_kind": result.refusal.kind if result.refusal else None,
         "error": result.error.message if result.error else None,
         "error_kind": result.error.kind if result.error else None,
         "outcome": "applied" if result.ok else ("refused" if result.refusal else "failed"),

@@ -19,7 +19,7 @@ from typing import Any
 
 from engines.hyperpod.cluster_driver import BUSY
 from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedCluster, apply_result, cluster_plan
-from engines.outcomes import temporary
+from engines.outcomes import Refusal, temporary
 from engines.plan import ApplyResult, Plan
 from reconciler.audit import AuditEntry, AuditLog, intent_payload, outcome_payload
 from reconciler.audit_store import AuditConflictError, AuditWriteError
@@ -50,7 +50,7 @@ def held_back(planned: Sequence[PlannedCluster]) -> ApplyResult | None:
     why = "; ".join(f"{p.plan.name}: {p.plan.refusal}" for p in refused)
     if all(p.plan.live_status in BUSY for p in refused):
         return ApplyResult(stack=plan.stack, error=temporary(why, "cluster-busy"))
-    return ApplyResult(stack=plan.stack, refusal=why)
+    return ApplyResult(stack=plan.stack, refusal=Refusal("cluster not as declared", why))
 
 
 @dataclass(frozen=True)

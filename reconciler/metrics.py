@@ -27,7 +27,6 @@ from prometheus_client import Counter as PromCounter
 from engines.live.items import DriftKind, LiveScan
 from engines.outcomes import Failure
 from engines.plan import ApplyResult
-from engines.schedule import STOPPING
 from reconciler.pass_result import PassResult
 
 DRIFT_KINDS: tuple[DriftKind, ...] = ("changed", "missing", "unmanaged", "unbounded")
@@ -52,7 +51,7 @@ def apply_result(result: ApplyResult) -> str:
     differs from the reviewed one, or a dependency failed) or stopped (left for the next pass)."""
     if result.ok:
         return "applied"
-    if result.refusal == STOPPING:
+    if result.refusal is not None and result.refusal.kind == "stopping":
         return "stopped"
     return "refused" if result.refusal else "failed"
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engines.outcomes import Failure, FailureKind
+from engines.outcomes import Failure, FailureKind, Refusal
 from engines.plan import ApplyResult, Plan, StackName, failure_lines
-from engines.schedule import STOPPING
 from hypergov.problems import Problem
 from reconciler.audit_store import PushOutcome
 
@@ -38,7 +37,7 @@ class PassResult:
     interrupted: tuple[StackName, ...] = ()  # stacks a killed process left between intent and outcome
     push: PushOutcome | None = None  # the audit branch's push at the end of the pass
     unpushed: int = 0  # audit records still waiting to be pushed
-    refusal: str | None = None  # why the whole pass was refused ("rewritten"), for people
+    refusal: Refusal | None = None  # why the whole pass was refused (its history rewritten)
 
     @property
     def ok(self) -> bool:
@@ -48,7 +47,8 @@ class PassResult:
     def errors(self) -> list[str]:
         """One line per failed stack (and the outcome records), for people."""
         lines = failure_lines(self.failures)
-        lines += [f"{r.stack}: {r.failure}" for r in self.results if not r.ok and r.refusal != STOPPING]
+        lines += [f"{r.stack}: {r.failure}" for r in self.results
+                  if not r.ok and (r.refusal is None or r.refusal.kind != "stopping")]
         return lines + ([self.audit_error] if self.audit_error else [])
 
     @property
@@ -60,7 +60,19 @@ class PassResult:
         if self.status in ("invalid", "rewritten") or self.audit_error:
             return "permanent"
         found = [*self.failures.values(), *(f for r in self.results for f in r.failures)]
-        refused = [r for r in self.results if r.refusal and not r.refusal.startswith("not applied:")]
+        refused = [r for r in self.results if r.refusal and r.refusal.kind not in ("stopping", "dependency failed")]
         return "temporary" if found and not refused and all(f.temporary for f in found) else "permanent"
 
 
+
+
+def concluded(result: PassResult) -> PassStatus:
+    """Pure: what a pass that went as far as applying ended as. Stopped (not remembered: the next
+    pass plans what was left), a stack that failed to plan (in a shared pass, in any replica: then
+    nothing was applied), a stack not applied cleanly, or applied."""
+    if result.status == "stopped" or any(r.refusal is not None and r.refusal.kind == "stopping"
+                                         for r in result.results):
+        return "stopped"
+    if result.failures:
+        return "plan failed"
+    return "apply failed" if result.errors else "applied"

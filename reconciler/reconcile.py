@@ -22,27 +22,18 @@ import fcntl
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import git
 
-from engines import failpoints
-from engines.hyperpod.cluster_executor import (
-    CLUSTERS_STACK,
-    ClusterExecutor,
-    PlannedCluster,
-    cluster_plan,
-    declared_clusters,
-    live_arns,
-    with_cluster_arns,
-)
+from engines.hyperpod.cluster_executor import ClusterExecutor
 from engines.leases import Held
 from engines.objects import RecordStore
-from engines.outcomes import Failure, TemporaryError, classify
-from engines.plan import ApplyResult, StackName, split_outcomes
-from engines.schedule import STOPPING
+from engines.outcomes import Refusal, TemporaryError
+from engines.plan import ApplyResult, StackName
+from engines.protocol import Engine
 from hypergov.gitsource import RefNotFoundError, read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import Problem
@@ -50,14 +41,13 @@ from hypergov.rules.clusters import removed_managed_clusters
 from hypergov.validate import validate_files
 from reconciler.applied_record import _keep_replan, _remember, applied_commit, local_records, replan_stacks
 from reconciler.audit import AuditLog, commit_author, refused_payload, rejected_payload
-from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
 from reconciler.lock_holder import clear_holder, write_holder
-from reconciler.pass_result import PassResult, PassStatus, Scope
+from reconciler.pass_result import PassResult, Scope, concluded
 from reconciler.remote import is_ancestor, rewrite_refusal
 from reconciler.replicas import Replica, break_dead_locks
-from reconciler.reviewed import differing, reviewed_plan
+from reconciler.rollout import Carrying, ClusterRollout, Prepared, ReviewGate, Source, carry_out, prepare, publish
 from reconciler.shared_pass import EngineFactory, SharedPass, follow
-from reconciler.write_ahead import apply_audited, resolve_interrupted
+from reconciler.write_ahead import resolve_interrupted
 from stacks.affected import affected_stacks
 from stacks.spec import plan_stacks
 
@@ -107,8 +97,36 @@ class PassOptions:
     fetch: Callable[[], object] | None = None  # called under the lock first: a remote's fetch into `repo_path`
     allow_rewrite: bool = False  # apply a head that does not contain the commit applied last
     clusters: Callable[[GovernanceTree], ClusterExecutor] | None = None  # the declared clusters' (None: untouched)
-    records: RecordStore | None = None  # the applied-commit record's home (None: the state directory)
+    records: RecordStore | None = None  # the shared records' home: applied commit, reviews (None: the state directory)
     replica: Replica | None = None  # several reconcilers share the pass through leases (None: alone)
+    require_reviewed: bool = False  # refuse a tree no merge request reviewed (else: applied, recorded unreviewed)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One pass's inputs: where the head comes from, where records go, how the rollout is carried out."""
+
+    repo_path: Path
+    branch: str
+    subdir: str
+    state_dir: Path
+    engine_for: EngineFactory
+    audit: AuditLog | None
+    on_apply: Callable[[ApplyResult], None] | None
+    stop: threading.Event | None
+    options: PassOptions
+
+    @property
+    def records(self) -> RecordStore:
+        return self.options.records or local_records(self.state_dir)
+
+    @property
+    def gate(self) -> ReviewGate:
+        return ReviewGate(self.records, require_reviewed=self.options.require_reviewed)
+
+    @property
+    def how(self) -> Carrying:
+        return Carrying(audit=self.audit, on_apply=self.on_apply, stop=self.stop)
 
 
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
@@ -119,173 +137,129 @@ def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, e
     that cannot be built, the intent record refused). With `audit`, first resolves an intent a
     killed process left without an outcome, and last pushes the audit branch (a failed push is
     reported, the records stay local). `options.fetch` runs first, under the lock."""
-    options = options or PassOptions()
+    run = _Run(repo_path, branch, subdir, state_dir, engine_for, audit, on_apply, stop, options or PassOptions())
     with exclusive(state_dir):
-        if options.fetch is not None:
-            options.fetch()
-        records = options.records or local_records(state_dir)
-        interrupted = resolve_interrupted(audit, keep=lambda s: _keep_replan(records, branch, s)) if audit else []
-        if options.replica is None:
-            result = _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options)
+        if run.options.fetch is not None:
+            run.options.fetch()
+        interrupted = resolve_interrupted(audit, keep=lambda s: _keep_replan(run.records, branch, s)) if audit else []
+        leader = run.options.replica.lead() if run.options.replica is not None else None
+        if run.options.replica is not None and leader is None:  # another leads: this replica's share of its pass
+            result = follow(repo_path, subdir, engine_for, replica=run.options.replica, branch=branch, gate=run.gate,
+                            how=run.how)
         else:
-            result = _shared_pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options,
-                                  replica=options.replica)
+            result = _pass(run, leader)
         result.interrupted = tuple(interrupted)
         if audit is not None:
-            if result.records:
-                failpoints.reached("before-push")
-            result.push = audit.push()
+            result.push = publish(audit)
             result.unpushed = audit.unpushed()
         return result
 
 
-def _shared_pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-                 on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
-                 audit: AuditLog | None, options: PassOptions, *, replica: Replica) -> PassResult:
-    """With other replicas (`reconciler.replicas`): the leader's pass, else this replica's share
-    of the running pass's project stacks."""
-    leader = replica.lead()
-    if leader is None:
-        return follow(repo_path, subdir, engine_for, replica=replica, branch=branch, audit=audit, on_apply=on_apply,
-                       stop=stop, clusters=options.clusters)
-    return _pass(repo_path, branch, subdir, state_dir, engine_for, on_apply, stop, audit, options, leader)
+@dataclass(frozen=True)
+class _Head:
+    """A head that validated and changed since the commit applied last: what the pass rolls out."""
+
+    source: Source
+    base: str | None
+    base_tree: GovernanceTree | None
+    replan: tuple[StackName, ...]
 
 
-def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
-          on_apply: Callable[[ApplyResult], None] | None, stop: threading.Event | None,
-          audit: AuditLog | None, options: PassOptions, leader: Held | None = None) -> PassResult:
-    repo = git.Repo(repo_path)
-    try:
-        head = str(repo.commit(branch).hexsha)
-    except (git.BadName, ValueError) as exc:
-        raise RefNotFoundError(f"no branch '{branch}' in {repo_path}") from exc
-    records = options.records or local_records(state_dir)
-    base = applied_commit(records, branch)
-    replan = replan_stacks(records, branch)
-    if base == head and not replan:
-        return PassResult(head=head, base=base, status="up to date")
-    if base and not options.allow_rewrite and not is_ancestor(repo_path, base, head):
-        result = PassResult(head=head, base=base, status="rewritten",
-                            refusal=rewrite_refusal(branch=branch, applied=base, head=head))
-        result.records = _record_refused(audit, repo_path, branch, head, base, result.refusal or "")
-        return result
-    head_tree = tree_id_at(repo_path, head, subdir)
-    if base and not replan and head_tree is not None and head_tree == tree_id_at(repo_path, base, subdir):
-        _remember(records, branch, head, epoch=leader.epoch if leader else None)  # e.g. only files outside the tree
-        return PassResult(head=head, base=base, status="up to date")
-    report = validate_files(read_tree_at(repo_path, head, subdir), display_root=subdir)
-    base_tree = _valid_tree_at(repo_path, base, subdir)
-    # CLU003 against the last applied commit: a managed cluster's file gone before its decommission
-    removals = list(removed_managed_clusters(base_tree, report.tree)) if base_tree is not None else []
-    if not report.ok or removals:  # never apply a tree that fails validation
-        problems = (*report.problems, *removals)
-        result = PassResult(head=head, base=base, status="invalid", problems=problems)
-        result.records = _record_rejected(audit, repo_path, branch, head, problems)
-        return result
-    author = commit_author(repo_path, head)
-    clusters = _Clusters.start(options, report.tree, audit=audit, head=head, author=author, on_apply=on_apply)
-    if clusters.ended is not None:  # a cluster change refused or failed: no stack goes past it
-        return clusters.passed(PassResult(head=head, base=base, status=clusters.ended))
-    engine = engine_for(clusters.tree, head)
-    scope = with_replan(reconcile_scope(base_tree, report.tree, engine.known_stacks()),
-                        replan, head=report.tree, known=engine.known_stacks())
-    shared = SharedPass.of(options.replica, leader, scope, report.tree)
+def _pass(run: _Run, leader: Held | None = None) -> PassResult:
+    """The head as the rollout (`reconciler.rollout`) applies it: clusters' first phase, every
+    stack of the scope planned and judged against its review, applied audited, decommissions."""
+    checked = _checked_head(run, leader)
+    if isinstance(checked, PassResult):
+        return checked
+    head, base = str(checked.source.commit), checked.base
+    clusters = ClusterRollout.plan(run.options.clusters, checked.source)
+    tree = clusters.first_phase(run.audit, run.on_apply)
+    if clusters.blocked:  # a cluster change refused or failed: no stack goes past it
+        return _with_clusters(clusters, PassResult(head, base, "plan failed" if clusters.failure else "apply failed"))
+    engine = run.engine_for(tree, head)
+    known = engine.known_stacks()
+    scope = with_replan(reconcile_scope(checked.base_tree, checked.source.tree, known), checked.replan,
+                        head=checked.source.tree, known=known)
+    shared = SharedPass.of(run.options.replica, leader, scope, checked.source.tree)
     if shared is not None:
         scope = shared.scope
         if leader is not None and leader.taken_from:  # the last leader died: its terraform locks are dead too
             break_dead_locks(engine, [(s, leader) for s in (*scope.plan, *scope.destroy)])
             leader.taken_from = None  # once: from now on this leader's own terraform runs hold them
-    plans, failures = split_outcomes(engine.plan_many(list(scope.plan), destroy=scope.destroy))
-    if failures:  # apply nothing of a pass that could not be planned whole
-        return clusters.passed(PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures))
-    if stop is not None and stop.is_set():
-        return clusters.passed(PassResult(head=head, base=base, status="stopped", plans=plans))
-    reviewed = reviewed_plan(state_dir, head_tree)
-    refused = differing(reviewed, plans) if reviewed else {}
-    applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], audit,
-                            on_done=on_apply, stop=stop, refused=refused, source_author=author,
-                            leases=shared.stamp(plans) if shared else None)
-    result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
-                        audit_error=applied.audit_error, audit_commit=applied.audit_commit, records=applied.records)
-    if shared is not None and not result.errors and not any(r.refusal == STOPPING for r in applied.results):
-        shared.run(result, branch=branch, engine=engine, audit=audit, stop=stop, on_apply=on_apply, author=author)
-    if not result.errors and not any(r.refusal == STOPPING for r in applied.results):
-        clusters.finish(audit=audit, head=head, author=author, on_apply=on_apply)  # decommissions, after the stacks
-    result = clusters.passed(result)
-    if any(r.refusal == STOPPING for r in applied.results):
-        result.status = "stopped"  # not remembered: the next pass plans what was left
-    elif result.errors:
-        result.status = "apply failed"
+    prepared = prepare(engine, scope, replace(checked.source, tree=tree), gate=run.gate)
+    result = PassResult(head, base, "applied", plans=prepared.plans, failures=prepared.failures)
+    if not prepared.ready:  # apply nothing of a pass that could not be planned whole
+        result.status = "plan failed"
+    elif run.stop is not None and run.stop.is_set():
+        result.status = "stopped"
     else:
-        if leader is not None:
-            leader.check()
-        _remember(records, branch, head, epoch=leader.epoch if leader else None)
+        _apply_pass(run, result, engine, prepared, shared=shared, clusters=clusters, leader=leader)
+    return _with_clusters(clusters, result)
+
+
+def _apply_pass(run: _Run, result: PassResult, engine: Engine, prepared: Prepared, *, shared: SharedPass | None,
+                clusters: ClusterRollout, leader: Held | None) -> None:
+    """Carry out the prepared stacks (with the other replicas' shares when shared), then the
+    decommissions; remember the head only when all of it applied."""
+    if shared is not None and shared.projects:
+        shared.run(result, prepared, branch=run.branch, engine=engine, gate=run.gate, how=run.how, arns=clusters.arns)
+    else:
+        applied = carry_out(engine, prepared, replace(run.how, leases=shared.stamp(prepared.pending)) if shared
+                            else run.how)
+        result.results += applied.results
+        result.records += applied.records
+        result.audit_error, result.audit_commit = applied.audit_error, applied.audit_commit
+    result.status = concluded(result)
+    if result.status == "applied":
+        last = clusters.last_phase(run.audit, run.on_apply)  # decommissions, after the stacks deleted config and quotas
+        if last is not None and (not last.result.ok or last.audit_error):
+            result.status = "apply failed"
+        else:
+            if leader is not None:
+                leader.check()
+            _remember(run.records, run.branch, result.head, epoch=leader.epoch if leader else None)
     if shared is not None:
-        shared.conclude(branch, ok=result.status == "applied")
-    return result
+        shared.conclude(run.branch, ok=result.status == "applied")
 
 
-@dataclass
-class _Clusters:
-    """The pass's declared clusters (`reconciler.clusters`): planned and the first phase applied
-    before the stacks are planned (their quotas bind to the live cluster's ARN), decommissions
-    after the stacks applied. Without `PassOptions.clusters` or a declared cluster: nothing."""
-
-    tree: GovernanceTree  # the head's tree with each managed cluster's live ARN
-    executor: ClusterExecutor | None = None
-    last: tuple[PlannedCluster, ...] = ()
-    done: list[ClustersApplied] = field(default_factory=list)
-    held: ApplyResult | None = None  # a refusal (or a busy cluster) that stops the pass before anything
-    failure: Failure | None = None  # the clusters could not be planned
-    ended: PassStatus | None = None  # the pass ends here, with this status
-
-    @classmethod
-    def start(cls, options: PassOptions, tree: GovernanceTree, *, audit: AuditLog | None, head: str,
-              author: str | None, on_apply: Callable[[ApplyResult], None] | None) -> _Clusters:
-        declared = declared_clusters(tree)
-        if options.clusters is None or not declared:
-            return cls(tree)
-        executor = options.clusters(tree)
-        try:
-            planned = executor.plan(declared)
-        except Exception as exc:  # the pass's boundary: classified, reported as the clusters' plan failure
-            return cls(tree, executor, failure=classify(exc), ended="plan failed")
-        held = held_back(planned)
-        if held is not None:
-            return cls(tree, executor, held=held, done=[ClustersApplied(cluster_plan(planned, source_commit=head),
-                                                                        held)], ended="apply failed")
-        steps = phases(planned)
-        first = apply_clusters_audited(executor, steps.first, audit=audit, source_commit=head, source_author=author)
-        run = cls(with_cluster_arns(tree, live_arns(planned, first.applied)), executor, steps.last, [first])
-        if on_apply is not None and not first.plan.is_empty:
-            on_apply(first.result)
-        if not first.result.ok or first.audit_error:
-            run.ended = "apply failed"
-        return run
-
-    def finish(self, *, audit: AuditLog | None, head: str, author: str | None,
-               on_apply: Callable[[ApplyResult], None] | None) -> None:
-        if self.executor is None or not self.last:
-            return
-        last = apply_clusters_audited(self.executor, self.last, audit=audit, source_commit=head, source_author=author)
-        self.done.append(last)
-        if on_apply is not None:
-            on_apply(last.result)
-
-    def passed(self, result: PassResult) -> PassResult:
-        """`result` with the clusters' plans, results and records (in the order they happened)."""
-        shown = [d for d in self.done if not d.plan.is_empty or d.result is self.held]
-        if self.failure is not None:
-            result.failures = {CLUSTERS_STACK: self.failure, **result.failures}
-        first, later = shown[:1], shown[1:]
-        result.plans = [*(d.plan for d in first), *result.plans, *(d.plan for d in later)]
-        result.results = [*(d.result for d in first), *result.results, *(d.result for d in later)]
-        result.records = [*(r for d in first for r in d.records), *result.records,
-                          *(r for d in later for r in d.records)]
-        errors = [d.audit_error for d in shown if d.audit_error]
-        if errors and result.audit_error is None:
-            result.audit_error = errors[0]
+def _checked_head(run: _Run, leader: Held | None) -> PassResult | _Head:
+    """The branch's head and whether it is to be rolled out: up to date, rewritten (refused),
+    invalid (rejected), or what to roll out and from which base."""
+    try:
+        head = str(git.Repo(run.repo_path).commit(run.branch).hexsha)
+    except (git.BadName, ValueError) as exc:
+        raise RefNotFoundError(f"no branch '{run.branch}' in {run.repo_path}") from exc
+    base, replan = applied_commit(run.records, run.branch), replan_stacks(run.records, run.branch)
+    if base == head and not replan:
+        return PassResult(head=head, base=base, status="up to date")
+    if base and not run.options.allow_rewrite and not is_ancestor(run.repo_path, base, head):
+        refusal = Refusal("history rewritten", rewrite_refusal(branch=run.branch, applied=base, head=head))
+        result = PassResult(head=head, base=base, status="rewritten", refusal=refusal)
+        result.records = _record_refused(run.audit, run.repo_path, run.branch, head, base, refusal.message)
         return result
+    head_tree = tree_id_at(run.repo_path, head, run.subdir)
+    if base and not replan and head_tree is not None and head_tree == tree_id_at(run.repo_path, base, run.subdir):
+        _remember(run.records, run.branch, head, epoch=leader.epoch if leader else None)  # e.g. only files outside
+        return PassResult(head=head, base=base, status="up to date")
+    report = validate_files(read_tree_at(run.repo_path, head, run.subdir), display_root=run.subdir)
+    base_tree = _valid_tree_at(run.repo_path, base, run.subdir)
+    # CLU003 against the last applied commit: a managed cluster's file gone before its decommission
+    removals = list(removed_managed_clusters(base_tree, report.tree)) if base_tree is not None else []
+    if not report.ok or report.tree is None or removals:  # never apply a tree that fails validation
+        problems = (*report.problems, *removals)
+        result = PassResult(head=head, base=base, status="invalid", problems=problems)
+        result.records = _record_rejected(run.audit, run.repo_path, run.branch, head, problems)
+        return result
+    source = Source(report.tree, head, commit_author(run.repo_path, head), head_tree)
+    return _Head(source, base, base_tree, tuple(replan))
+
+
+def _with_clusters(clusters: ClusterRollout, result: PassResult) -> PassResult:
+    """`result` with the clusters' plans, results, records and plan failure, in the order they happened."""
+    error = clusters.merged(result.plans, result.results, result.records, result.failures)
+    if error and result.audit_error is None:
+        result.audit_error = error
+    return result
 
 
 def with_replan(scope: Scope, replan: Sequence[StackName], *, head: GovernanceTree,

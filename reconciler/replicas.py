@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import threading
 import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,19 +34,22 @@ from engines.leases import (
     Lease,
     Leases,
     LeaseTiming,
+    Observed,
     StaleEpochError,
+    expired,
     new_holder,
 )
 from engines.objects import RecordStore, update
 from engines.outcomes import Failure
-from engines.plan import ApplyResult, Plan, StackName, split_outcomes
+from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
 from hypergov.model.tree import GovernanceTree
-from reconciler.audit import AuditLog
-from reconciler.write_ahead import LeaseStamp, apply_audited
+from reconciler.pass_result import Scope
+from reconciler.rollout import Carrying, Prepared, ReviewGate, Source, carry_out, prepare, stopped
+from reconciler.write_ahead import LeaseStamp
 from stacks.spec import plan_stacks
 
-RUNNING, COMPLETE, FAILED = "running", "complete", "failed"
+RUNNING, COMPLETE, FAILED, APPLIED = "running", "complete", "failed", "applied"
 
 
 PASSES = "passes"  # the pass records: `passes/<branch>.json`
@@ -95,7 +98,7 @@ class Worked:
     failures: dict[StackName, Failure] = field(default_factory=dict)
     records: list[dict[str, Any]] = field(default_factory=list)
     audit_error: str | None = None
-    failed_elsewhere: list[StackName] = field(default_factory=list)  # marked failed by another replica
+    failed_elsewhere: list[StackName] = field(default_factory=list)  # failed to plan in another replica
     stopped: bool = False
 
 
@@ -165,12 +168,14 @@ class Replica:
             self.keeper.drop(held)
             self.leases.release(held)
 
-    def publish(self, branch: str, *, base: str | None, head: str, leader: Held,
-                stacks: Sequence[StackName]) -> str:
-        """The pass's project stacks for every replica; its id."""
+    def publish(self, branch: str, *, base: str | None, head: str, leader: Held, stacks: Sequence[StackName],
+                arns: Mapping[str, str], tree_id: str | None) -> str:
+        """The pass's project stacks for every replica, with what they are planned from (the managed
+        clusters' live ARNs as the leader's clusters phase left them; the config tree's Git id, by
+        which the review is found); its id."""
         leader.check()
         written = update(self.records, pass_record(branch), lambda recorded: _with_stacks(
-            next_pass(recorded, base=base, head=head, epoch=leader.epoch), stacks))
+            next_pass(recorded, base=base, head=head, epoch=leader.epoch), stacks, arns=arns, tree_id=tree_id))
         if written is None:
             raise StaleEpochError(f"the pass record of {branch} was written by a newer leader; this one stops")
         return str(written["pass"])
@@ -189,72 +194,167 @@ class Replica:
         found = self.records.read(pass_record(branch))
         return found.data if found is not None and found.data.get("state") == RUNNING else None
 
+    def own_state(self, branch: str, pass_id: str) -> str | None:
+        """The leader's own stacks in the pass (`ownApplied`): "applied", "failed" or None (not yet)."""
+        found = self.records.read(pass_record(branch))
+        if found is None or found.data.get("pass") != pass_id:
+            return FAILED  # a newer pass replaced it: this one is over
+        return str(found.data["own"]) if found.data.get("own") in (APPLIED, FAILED) else None
+
+    def own_done(self, branch: str, *, leader: Held, ok: bool) -> None:
+        """The leader's own stacks (org, clusters, destroys) are applied: the project stacks may go."""
+        leader.check()
+        update(self.records, pass_record(branch), lambda recorded: None if int(recorded.get("epoch") or 0)
+               > leader.epoch else {**recorded, "own": APPLIED if ok else FAILED})
+
     # --- every replica -----------------------------------------------------------------------------
-    def work(self, *, engine: Engine, stacks: Sequence[StackName], pass_id: str, audit: AuditLog | None,
-             stop: threading.Event | None, on_apply: Callable[[ApplyResult], None] | None,
-             source_author: str | None) -> Worked:
-        """Claim, plan and apply the pass's stacks until every one is finished (by any replica)."""
-        worked = Worked()
-        pending = _rotated(list(stacks), self.leases.me)
-        while pending:
-            if stop is not None and stop.is_set():
+    def work(self, share: Share) -> Worked:
+        """Claim and plan the pass's stacks, holding each claimed lease, until every stack of the
+        pass is planned (by any replica); apply nothing when one failed to plan; once all planned
+        (and the leader's own stacks applied), apply what this replica claimed."""
+        worked, mine = Worked(), _Mine()
+        try:
+            ready = self._plan_share(share, worked, mine)
+            if ready:
+                self._apply(share, worked, mine)
+        finally:
+            for held in mine.held.values():
+                self.keeper.drop(held)
+                self.leases.release(held)  # not applied (stopped, or the pass failed): planned again later
+        return worked
+
+    def _plan_share(self, share: Share, worked: Worked, mine: _Mine) -> bool:
+        """Phase one: claim and plan until every stack is planned; True when the apply may start."""
+        pending = _rotated(list(share.stacks), self.leases.me)
+        while True:
+            if (share.how.stop is not None and share.how.stop.is_set()) or mine.lost():
                 worked.stopped = True
-                return worked
+                return False
+            waiting = False
             claimed: list[tuple[StackName, Held]] = []
-            for stack in list(pending):
-                seen = self.leases.look(_stack_lease(stack))
-                if finished(seen.lease, pass_id):
-                    pending.remove(stack)
-                    if seen.lease is not None and seen.lease.extra.get("failed") == pass_id:
-                        worked.failed_elsewhere.append(stack)
+            for stack in pending:
+                if stack in mine.held:
                     continue
+                seen = self.leases.look(_stack_lease(stack))
+                lease = seen.lease
+                if lease is not None and lease.extra.get("plan_failed") == share.pass_id:
+                    worked.failed_elsewhere.append(stack)
+                    return False  # a stack of the pass could not be planned: nothing is applied
+                if finished(lease, share.pass_id):
+                    continue
+                if lease is not None and lease.holder and lease.extra.get("planned") == share.pass_id \
+                        and not seen_expired(self.leases, seen):
+                    continue  # planned by another replica, which holds it until the apply
+                waiting = True
                 if len(claimed) < self.parallelism:
                     held = self.leases.take(_stack_lease(stack), seen)
                     if held is not None:
                         self.keeper.keep(held)
                         claimed.append((stack, held))
-            if not claimed:
-                if pending:
-                    (stop or threading.Event()).wait(self.leases.timing.retry_s)
+            if claimed:
+                if not self._plan_claimed(share, claimed, worked, mine):
+                    return False
                 continue
-            self._apply(claimed, engine=engine, pass_id=pass_id, audit=audit, stop=stop, on_apply=on_apply,
-                        source_author=source_author, worked=worked)
-            pending = [s for s in pending if s not in {c for c, _ in claimed}]
-        return worked
+            if not waiting:
+                return self._leader_went_first(share)
+            (share.how.stop or threading.Event()).wait(self.leases.timing.retry_s)
 
-    def _apply(self, claimed: list[tuple[StackName, Held]], *, engine: Engine, pass_id: str,
-               audit: AuditLog | None, stop: threading.Event | None,
-               on_apply: Callable[[ApplyResult], None] | None, source_author: str | None, worked: Worked) -> None:
-        held = dict(claimed)
-        break_dead_locks(engine, [(s, h) for s, h in claimed if h.taken_from])
-        try:
-            plans, failures = split_outcomes(engine.plan_many([s for s, _ in claimed]))
-            worked.plans += plans
-            worked.failures.update(failures)
-            stamp = LeaseStamp(holder=self.leases.me, epochs={s: h.epoch for s, h in claimed},
-                               check=lambda: _check_all(held.values()))
-            halt = _Either(*(e for e in (stop,) if e is not None), *(h.lost for h in held.values()))
-            applied = apply_audited(engine, [p for p in plans if not p.is_empty], audit, on_done=on_apply,
-                                    stop=halt, source_author=source_author, leases=stamp)
-        except StaleEpochError:
-            applied = None  # a lease was lost before the intent: nothing applied, the new holder plans it
-        if audit is not None and applied is not None and applied.records:
-            audit.push()  # at once: a replica that dies next must not take its records with it
-        worked.results += applied.results if applied else []
-        worked.records += applied.records if applied else []
-        if applied is not None and applied.audit_error and worked.audit_error is None:
-            worked.audit_error = applied.audit_error
-        ok = {r.stack for r in applied.results if r.ok} if applied else set()
-        ok |= {p.stack for p in plans if p.is_empty} if applied else set()
-        for stack, lease in claimed:
-            self.keeper.drop(lease)
-            if stack in ok:
-                self.leases.release(lease, done=pass_id)
-            elif stack in failures or (applied is not None and any(
-                    r.stack == stack and not r.ok and not r.refusal for r in applied.results)):
-                self.leases.release(lease, failed=pass_id)
+    def _plan_claimed(self, share: Share, claimed: list[tuple[StackName, Held]], worked: Worked,
+                      mine: _Mine) -> bool:
+        break_dead_locks(share.engine, [(s, h) for s, h in claimed if h.taken_from])
+        mine.held.update(claimed)
+        prepared = prepare(share.engine, Scope(plan=tuple(s for s, _ in claimed), destroy=()), share.source,
+                           gate=share.gate)
+        worked.plans += prepared.plans
+        worked.failures.update(prepared.failures)
+        for stack, held in claimed:
+            if stack in prepared.failures:
+                self.keeper.drop(held)
+                self.leases.release(held, plan_failed=share.pass_id)
+                del mine.held[stack]
             else:
-                self.leases.release(lease)  # stopped or lost: another replica claims it
+                self.leases.mark(held, planned=share.pass_id)
+        mine.prepared.append(prepared)
+        return not prepared.failures
+
+    def _leader_went_first(self, share: Share) -> bool:
+        """Every stack is planned: the leader applies its own stacks first (the project stacks
+        depend on them); the others wait for that. False: they failed (nothing more is applied)."""
+        if share.lead_first is not None:
+            return share.lead_first()
+        while True:
+            state = self.own_state(share.branch, share.pass_id)
+            if state is not None:
+                return state == APPLIED
+            if (share.how.stop or threading.Event()).wait(self.leases.timing.retry_s):
+                return False
+
+    def _apply(self, share: Share, worked: Worked, mine: _Mine) -> None:
+        """Phase two: carry out what this replica planned, under its leases' epochs."""
+        held = dict(mine.held)
+        if not held:
+            return
+        stamp = LeaseStamp(holder=self.leases.me, epochs={s: h.epoch for s, h in held.items()},
+                           check=lambda: _check_all(held.values()))
+        halt = _Either(*(e for e in (share.how.stop,) if e is not None), *(h.lost for h in held.values()))
+        how = replace(share.how, stop=halt, leases=stamp)
+        ok: set[StackName] = set()
+        for prepared in mine.prepared:
+            try:
+                applied = carry_out(share.engine, prepared, how)
+            except StaleEpochError:
+                continue  # a lease was lost before the intent: nothing applied, the new holder plans it
+            worked.results += applied.results
+            worked.records += applied.records
+            worked.audit_error = worked.audit_error or applied.audit_error
+            ok |= {r.stack for r in applied.results if r.ok} | {p.stack for p in prepared.plans if p.is_empty}
+            worked.stopped |= stopped(applied.results)
+            for result in applied.results:
+                if result.stack in mine.held and _failed_in_the_pass(result):
+                    self.keeper.drop(held[result.stack])
+                    self.leases.release(held[result.stack], failed=share.pass_id)
+                    mine.held.pop(result.stack, None)
+        for stack in [s for s in mine.held if s in ok]:
+            self.keeper.drop(mine.held[stack])
+            self.leases.release(mine.held.pop(stack), done=share.pass_id)
+
+
+@dataclass(frozen=True)
+class Share:
+    """One replica's part in a shared pass: the pass, its stacks, what they are planned from and
+    how they are carried out (`reconciler.rollout`)."""
+
+    branch: str
+    pass_id: str
+    stacks: tuple[StackName, ...]
+    engine: Engine
+    source: Source
+    gate: ReviewGate | None
+    how: Carrying
+    lead_first: Callable[[], bool] | None = None  # the leader: apply its own stacks once all are planned
+
+
+@dataclass
+class _Mine:
+    """The stacks this replica holds in the pass, and their plans."""
+
+    held: dict[StackName, Held] = field(default_factory=dict)
+    prepared: list[Prepared] = field(default_factory=list)
+
+    def lost(self) -> bool:
+        return any(h.lost.is_set() for h in self.held.values())
+
+
+def _failed_in_the_pass(result: ApplyResult) -> bool:
+    """Tried and not applied for good in this pass: an error, or refused by the review (a new
+    commit is needed). A stack not started (stopping, a lost lease) is not: another takes it."""
+    if result.refusal is not None:
+        return result.refusal.kind in ("plan changed", "not reviewed")
+    return not result.ok
+
+
+def seen_expired(leases: Leases, seen: Observed) -> bool:
+    return expired(seen, now=leases.clock())
 
 
 @runtime_checkable
@@ -286,8 +386,9 @@ def _check_all(held: Sequence[Held] | Any) -> None:
         lease.check()
 
 
-def _with_stacks(record: dict[str, Any] | None, stacks: Sequence[StackName]) -> dict[str, Any] | None:
-    return None if record is None else {**record, "stacks": list(stacks)}
+def _with_stacks(record: dict[str, Any] | None, stacks: Sequence[StackName], *, arns: Mapping[str, str],
+                 tree_id: str | None) -> dict[str, Any] | None:
+    return None if record is None else {**record, "stacks": list(stacks), "arns": dict(arns), "tree_id": tree_id}
 
 
 def _stack_lease(stack: str) -> str:

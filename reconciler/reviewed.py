@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from engines.plan import Plan
+from engines.objects import RecordStore
+from engines.plan import Plan, StackName
 
 REVIEWED_DIR = "reviewed"
 Shown = frozenset[tuple[str, str]]  # (address, action) of each actionable change
@@ -49,13 +50,16 @@ class Reviewed:
     method: Mapping[str, str]
 
 
-def reviewed_plan(state_dir: Path, tree_id: str | None) -> Reviewed | None:
+def reviewed_plan(records: RecordStore, tree_id: str | None) -> Reviewed | None:
     """The record of the tree, None when there is none (or it cannot be read: then nothing is
     compared, as for a tree nobody reviewed)."""
     if tree_id is None:
         return None
     try:
-        data: dict[str, Any] = json.loads((state_dir / REVIEWED_DIR / f"{tree_id}.json").read_text())
+        found = records.read(f"{REVIEWED_DIR}/{tree_id}.json")
+        if found is None:
+            return None
+        data: dict[str, Any] = found.data
         stacks = {s: frozenset((a, b) for a, b in v["changes"]) for s, v in data["stacks"].items()}
         return Reviewed(stacks=stacks, method={s: str(v.get("method", "terraform")) for s, v in data["stacks"].items()})
     except (OSError, ValueError, KeyError, TypeError):
@@ -80,3 +84,18 @@ def differing(reviewed: Reviewed, plans: Sequence[Plan]) -> dict[str, str]:
                 f"only in the new plan: {_listed(now - was)}; only in the reviewed one: {_listed(was - now)}. "
                 "Plan the change again in a merge request to review what would be applied")
     return refused
+
+
+@dataclass(frozen=True)
+class ReviewVerdict:
+    state: Literal["reviewed", "unreviewed"]  # a review of this tree was recorded, or not
+    refused: Mapping[StackName, str]  # stack -> why it is refused
+
+
+def review_verdict(reviewed: Reviewed | None, plans: Sequence[Plan], *, require_reviewed: bool) -> ReviewVerdict:
+    """Pure: the stacks refused by the review (or by its absence, with `require_reviewed`)."""
+    if reviewed is None:
+        why = ("not applied: no review of this tree was recorded and require_reviewed is set; plan it in a merge "
+               "request (hypergov plan --base ...) before it is merged")
+        return ReviewVerdict("unreviewed", {p.stack: why for p in plans if not p.is_empty} if require_reviewed else {})
+    return ReviewVerdict("reviewed", {StackName(s): why for s, why in differing(reviewed, plans).items()})

@@ -19,6 +19,7 @@ from typing import Any
 
 from engines import failpoints
 from engines.leases import StaleEpochError
+from engines.outcomes import Refusal
 from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
 from reconciler.audit import AuditLog, AuditTrail, intent_payload, interrupted_payloads, outcome_payload
@@ -47,8 +48,8 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
                   on_done: Callable[[ApplyResult], None] | None = None,
                   stop: threading.Event | None = None, reason: str | None = None,
                   drift: Mapping[str, tuple[str, ...]] | None = None,
-                  refused: Mapping[str, str] | None = None, source_author: str | None = None,
-                  leases: LeaseStamp | None = None) -> AuditedApply:
+                  refused: Mapping[StackName, Refusal] | None = None, source_author: str | None = None,
+                  leases: LeaseStamp | None = None, review: str | None = None) -> AuditedApply:
     """Record the intent, apply in dependency order, record the outcomes (in a `finally`: a stack
     cut off mid-apply is recorded as interrupted). Without `audit` (`--no-audit`) nothing is
     recorded. `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a
@@ -65,7 +66,8 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
     intent_id = uuid.uuid4().hex
     records: list[dict[str, Any]] = []
     if audit is not None:
-        intent = intent_payload(plans, intent_id=intent_id, source_author=source_author, reason=reason, refused=refused)
+        intent = intent_payload(plans, intent_id=intent_id, source_author=source_author, reason=reason, refused=refused,
+                                review=review)
         if leases is not None:
             leases.check()
             intent["epochs"] = {p.stack: leases.epochs[p.stack] for p in plans if p.stack in leases.epochs}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from engines.outcomes import PermanentError, classify_text, permanent
+from engines.outcomes import PermanentError, Refusal, classify_text, permanent
 from engines.plan import (
     Action,
     ApplyResult,
@@ -196,10 +196,12 @@ class PulumiEngine:
         stack = plan.stack
         planned = self._planned.get(stack)
         if planned is None or planned.plan.fingerprint() != plan.fingerprint():
-            return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
+            return ApplyResult(stack=stack, refusal=Refusal("stale plan",
+                                                            "this plan was not made by this run; plan again"))
         plan_file = self._plan_file(stack)
         if _artifact(plan_file, plan.changes) != plan.artifact_sha256:
-            return ApplyResult(stack=stack, refusal="the saved Pulumi plan changed since it was reviewed; plan again")
+            return ApplyResult(stack=stack, refusal=Refusal(
+                "stale plan", "the saved Pulumi plan changed since it was reviewed; plan again"))
         if plan.is_empty:
             return ApplyResult(stack=stack)
         events: list[Any] = []

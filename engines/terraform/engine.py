@@ -29,7 +29,7 @@ from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObje
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
 from engines.live.desired import desired_objects as aws_objects
-from engines.outcomes import Failure, classify, guarded, permanent
+from engines.outcomes import Failure, Refusal, classify, guarded, permanent
 from engines.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
@@ -283,12 +283,14 @@ class TerraformEngine:
         state = self._planned.get(stack)
         directory = self.workspace.stack_dir(stack)
         if state is None or state.plan.fingerprint() != plan.fingerprint():
-            return ApplyResult(stack=stack, refusal="this plan was not made by this run; plan again")
+            return ApplyResult(stack=stack, refusal=Refusal("stale plan",
+                                                            "this plan was not made by this run; plan again"))
         if FROM_LIVE_SCAN in plan.notes:
-            return ApplyResult(stack=stack, refusal="a plan from the live scan is for review only; plan with terraform "
-                                                    "to apply")
+            return ApplyResult(stack=stack, refusal=Refusal(
+                "review only", "a plan from the live scan is for review only; plan with terraform to apply"))
         if _artifact_hash(directory, state.hyperpod, state.kube) != plan.artifact_sha256:
-            return ApplyResult(stack=stack, refusal="the saved plan changed since it was reviewed; plan again")
+            return ApplyResult(stack=stack, refusal=Refusal(
+                "stale plan", "the saved plan changed since it was reviewed; plan again"))
         skipped = tuple(c for c in plan.changes if c.note)
         if plan.is_empty:
             return ApplyResult(stack=stack, skipped=skipped)

@@ -170,7 +170,7 @@ def test_a_changed_saved_plan_is_refused(tmp_path: Path) -> None:
     assert isinstance(plan, Plan)
     Path(stacks["org"].calls[0][1]["plan"]).write_text("{}")  # someone rewrote the saved plan
     (result,) = engine.apply_many([plan])
-    assert result.refusal is not None and "changed since it was reviewed" in result.refusal
+    assert result.refusal is not None and "changed since it was reviewed" in result.refusal.message
     assert [c for c, _ in stacks["org"].calls] == ["preview"]  # never `up`
 
 

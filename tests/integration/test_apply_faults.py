@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from embedded_aws import EmbeddedAwsProcess
+from engines.outcomes import Refusal
 from engines.plan import StackName
 from tests.integration.conftest import PROD, REGION, EngineFactory, example_files
 
@@ -66,7 +67,7 @@ def test_apply_refuses_a_plan_whose_file_changed(engine_for: EngineFactory) -> N
     plan = engine.plan(SPEECH)
     (engine.workspace.stack_dir(SPEECH) / "hypergov.tfplan").write_bytes(b"tampered")
     result = engine.apply(SPEECH, plan)
-    assert result.refusal is not None and "changed since it was reviewed" in result.refusal
+    assert result.refusal is not None and "changed since it was reviewed" in result.refusal.message
 
 
 def test_a_stack_whose_dependency_failed_is_not_applied(engine_for: EngineFactory,
@@ -86,7 +87,8 @@ def test_a_stack_whose_dependency_failed_is_not_applied(engine_for: EngineFactor
     finally:
         endpoint.clear_faults()
     assert not failed.ok and failed.failed
-    assert blocked.refusal == "not applied: cluster-gpu-west failed" and not blocked.applied
+    assert blocked.refusal == Refusal("dependency failed", "not applied: cluster-gpu-west failed")
+    assert not blocked.applied
     budget = endpoint.client("budgets", account=PROD, region="us-east-1").describe_budget(
         AccountId=PROD, BudgetName="acme-speech-monthly")["Budget"]
     assert float(budget["BudgetLimit"]["Amount"]) != 3.0  # the project stack was left alone

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from botocore.exceptions import ClientError, NoCredentialsError
 
-from engines.outcomes import Backoff, Failure, classify, permanent, temporary
+from engines.outcomes import Backoff, Failure, Refusal, classify, permanent, temporary
 from engines.plan import ApplyResult, StackName
 from reconciler.daemon import Decision, watch
 from reconciler.pass_result import PassResult
@@ -81,7 +81,7 @@ def test_an_invalid_tree_is_permanent() -> None:
     assert mixed.failure_kind == "permanent"  # retrying cannot fix the permanent half
     blocked = PassResult(head="a" * 40, base=None, status="apply failed", results=[
         ApplyResult(StackName("cluster-x"), error=temporary("503", "server-error")),
-        ApplyResult(StackName("project-y"), refusal="not applied: cluster-x failed")])
+        ApplyResult(StackName("project-y"), refusal=Refusal("dependency failed", "not applied: cluster-x failed"))])
     assert blocked.failure_kind == "temporary"  # a dependency's refusal follows its cause
 
 
@@ -107,7 +107,8 @@ def test_stop_ends_the_loop_without_another_pass() -> None:
 
 
 def test_a_rewritten_history_is_permanent_and_waits_for_a_new_commit() -> None:
-    rewritten = PassResult(head="a" * 40, base="c" * 40, status="rewritten", refusal="history rewritten")
+    rewritten = PassResult(head="a" * 40, base="c" * 40, status="rewritten",
+                           refusal=Refusal("history rewritten", "history rewritten"))
     assert rewritten.failure_kind == "permanent" and not rewritten.ok
     loop = Loop(script=[lambda: rewritten, lambda: _applied("b" * 40)], heads=["a" * 40, "a" * 40, "b" * 40]).go()
     assert [p.status for p in loop.passes] == ["rewritten", "applied"] and loop.waits[0].next == "wait-for-commit"

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from engines.live.items import DriftItem, LiveScan, ScanFailure
-from engines.outcomes import permanent, temporary
+from engines.outcomes import Refusal, permanent, temporary
 from engines.plan import ApplyResult, StackName
 from engines.schedule import STOPPING
 from reconciler.metrics import ReconcilerMetrics, apply_result, drift_counts, pass_result
@@ -66,7 +66,8 @@ def test_pass_and_apply_labels_are_the_documented_words() -> None:
     assert pass_result(PassResult(head=HEAD, base=None, status="apply failed")) == "apply_failed"
     assert apply_result(ApplyResult(stack=StackName("org"))) == "applied"
     assert apply_result(ApplyResult(stack=StackName("org"), refusal=STOPPING)) == "stopped"
-    assert apply_result(ApplyResult(stack=StackName("org"), refusal="the plan changed since review")) == "refused"
+    assert apply_result(ApplyResult(stack=StackName("org"),
+                                     refusal=Refusal("plan changed", "the plan changed since review"))) == "refused"
     assert apply_result(ApplyResult(stack=StackName("org"), error=temporary("throttled", "throttled"))) == "failed"
     assert drift_counts(_scan("changed", "changed", "unmanaged")) == {
         "changed": 2, "missing": 0, "unmanaged": 1, "unbounded": 0}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.outcomes import permanent
+from engines.outcomes import Refusal, permanent
 from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
 from reconciler.render import apply_line, render_markdown, render_text, summary_line
 
@@ -51,7 +51,7 @@ def test_apply_line_says_what_was_applied_or_why_not() -> None:
     partial = ApplyResult(StackName("project-vision"), failed=((plan.changes[0], permanent("AccessDenied",
                                                                                           "access-denied")),))
     assert apply_line(partial) == "FAILED project-vision: aws_iam_role.engineer: AccessDenied"
-    blocked = ApplyResult(StackName("project-x"), refusal="not applied: org failed")
+    blocked = ApplyResult(StackName("project-x"), refusal=Refusal("dependency failed", "not applied: org failed"))
     assert apply_line(blocked) == "FAILED project-x: not applied: org failed"
 
 

@@ -64,7 +64,8 @@ def test_a_reset_branch_is_refused_with_both_commits(repo: git.Repo, tmp_path: P
     head = _commit(repo, "another history")
     result = reconcile_once(Path(repo.working_dir), "main", "config", tmp_path / "state", _no_engine)
     assert (result.status, result.ok, result.failure_kind) == ("rewritten", False, "permanent")
-    assert result.refusal is not None and applied[:12] in result.refusal and head[:12] in result.refusal
+    assert result.refusal is not None and result.refusal.kind == "history rewritten"
+    assert applied[:12] in result.refusal.message and head[:12] in result.refusal.message
     assert (result.head, result.base) == (head, applied)
     assert json.loads((tmp_path / "state" / STATE_FILE).read_text())["branches"]["main"]["applied_commit"] == applied
 
