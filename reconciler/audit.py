@@ -51,11 +51,14 @@ def planned_actions(plan: Plan) -> list[str]:
 
 
 def intent_payload(plans: Sequence[Plan], *, intent_id: str, source_author: str | None, reason: str | None,
-                   refused: Mapping[str, str]) -> dict[str, Any]:
-    """Before anything is applied: the stacks, each plan's fingerprint and its actions."""
+                   refused: Mapping[str, str], review: str | None = None) -> dict[str, Any]:
+    """Before anything is applied: the stacks, each plan's fingerprint and its actions, and
+    (`review`) whether the tree applied was reviewed in a merge request ("reviewed" |
+    "unreviewed"; absent when the apply is not a merge)."""
     source = next((p.source_commit for p in plans if p.source_commit), None)
     return {"type": "intent", "intent": intent_id, "source_commit": source, "source_author": source_author,
             "engine": plans[0].engine if plans else None, "reason": reason or "apply",
+            **({"review": review} if review is not None else {}),
             "stacks": [{"stack": p.stack, "plan_fingerprint": p.fingerprint(),
                         "plan_artifact_sha256": p.artifact_sha256, "planned": p.counts(), "actions": planned_actions(p),
                         **({"refused": refused[p.stack]} if p.stack in refused else {})} for p in plans]}

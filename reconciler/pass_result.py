@@ -39,6 +39,7 @@ class PassResult:
     push: PushOutcome | None = None  # the audit branch's push at the end of the pass
     unpushed: int = 0  # audit records still waiting to be pushed
     refusal: str | None = None  # why the whole pass was refused ("rewritten"), for people
+    review: str | None = None  # "reviewed" | "unreviewed": a merge request's plan of the tree applied was recorded
 
     @property
     def ok(self) -> bool:

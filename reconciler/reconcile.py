@@ -55,7 +55,7 @@ from reconciler.lock_holder import clear_holder, write_holder
 from reconciler.pass_result import PassResult, PassStatus, Scope
 from reconciler.remote import is_ancestor, rewrite_refusal
 from reconciler.replicas import Replica, break_dead_locks
-from reconciler.reviewed import differing, reviewed_plan
+from reconciler.reviewed import record_name, review_verdict, reviewed_plan
 from reconciler.shared_pass import EngineFactory, SharedPass, follow
 from reconciler.write_ahead import apply_audited, resolve_interrupted
 from stacks.affected import affected_stacks
@@ -109,6 +109,7 @@ class PassOptions:
     clusters: Callable[[GovernanceTree], ClusterExecutor] | None = None  # the declared clusters' (None: untouched)
     records: RecordStore | None = None  # the applied-commit record's home (None: the state directory)
     replica: Replica | None = None  # several reconcilers share the pass through leases (None: alone)
+    require_reviewed: bool = False  # refuse a tree no merge request's plan was recorded for (`reconciler.reviewed`)
 
 
 def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for: EngineFactory,
@@ -200,13 +201,15 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return clusters.passed(PassResult(head=head, base=base, status="plan failed", plans=plans, failures=failures))
     if stop is not None and stop.is_set():
         return clusters.passed(PassResult(head=head, base=base, status="stopped", plans=plans))
-    reviewed = reviewed_plan(state_dir, head_tree)
-    refused = differing(reviewed, plans) if reviewed else {}
+    review = review_verdict(reviewed_plan(records, head_tree), plans, require_reviewed=options.require_reviewed,
+                            where=records.where(record_name(head_tree)) if head_tree else None)
+    refused = dict(review.refused)
     applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], audit,
                             on_done=on_apply, stop=stop, refused=refused, source_author=author,
-                            leases=shared.stamp(plans) if shared else None)
+                            leases=shared.stamp(plans) if shared else None, review=review.state)
     result = PassResult(head=head, base=base, status="applied", plans=plans, results=applied.results,
-                        audit_error=applied.audit_error, audit_commit=applied.audit_commit, records=applied.records)
+                        audit_error=applied.audit_error, audit_commit=applied.audit_commit, records=applied.records,
+                        review=review.state if any(not p.is_empty for p in plans) else None)
     if shared is not None and not result.errors and not any(r.refusal == STOPPING for r in applied.results):
         shared.run(result, branch=branch, engine=engine, audit=audit, stop=stop, on_apply=on_apply, author=author)
     if not result.errors and not any(r.refusal == STOPPING for r in applied.results):

@@ -48,7 +48,7 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
                   stop: threading.Event | None = None, reason: str | None = None,
                   drift: Mapping[str, tuple[str, ...]] | None = None,
                   refused: Mapping[str, str] | None = None, source_author: str | None = None,
-                  leases: LeaseStamp | None = None) -> AuditedApply:
+                  leases: LeaseStamp | None = None, review: str | None = None) -> AuditedApply:
     """Record the intent, apply in dependency order, record the outcomes (in a `finally`: a stack
     cut off mid-apply is recorded as interrupted). Without `audit` (`--no-audit`) nothing is
     recorded. `reason` and `drift` (per stack, the drift items repaired) say why, when it is not a
@@ -56,6 +56,8 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
     (several reconcilers) every record carries the epoch of the lease each stack is applied under,
     and each write first checks the leases are still held: a stale holder writes nothing (its
     intent stays open; its next pass records it interrupted and the stack is planned again).
+    `review` ("reviewed" | "unreviewed": whether a merge request's plan of the applied tree was
+    recorded, `reconciler.reviewed`) goes into the intent; None: not a merge (a repair, a CLI apply).
     Raises `AuditWriteError` (nothing applied) when the intent cannot be recorded, and
     `StaleEpochError` (nothing applied) when a lease is lost before it."""
     refused = refused or {}
@@ -65,7 +67,8 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
     intent_id = uuid.uuid4().hex
     records: list[dict[str, Any]] = []
     if audit is not None:
-        intent = intent_payload(plans, intent_id=intent_id, source_author=source_author, reason=reason, refused=refused)
+        intent = intent_payload(plans, intent_id=intent_id, source_author=source_author, reason=reason, refused=refused,
+                                review=review)
         if leases is not None:
             leases.check()
             intent["epochs"] = {p.stack: leases.epochs[p.stack] for p in plans if p.stack in leases.epochs}
