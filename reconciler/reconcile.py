@@ -203,7 +203,7 @@ def _pass(repo_path: Path, branch: str, subdir: str, state_dir: Path, engine_for
         return clusters.passed(PassResult(head=head, base=base, status="stopped", plans=plans))
     review = review_verdict(reviewed_plan(records, head_tree), plans, require_reviewed=options.require_reviewed,
                             where=records.where(record_name(head_tree)) if head_tree else None)
-    refused = dict(review.refused)
+    refused: dict[str, str] = {str(s): why for s, why in review.refused.items()}
     applied = apply_audited(engine, [p for p in plans if not p.is_empty or p.stack in refused], audit,
                             on_done=on_apply, stop=stop, refused=refused, source_author=author,
                             leases=shared.stamp(plans) if shared else None, review=review.state)
