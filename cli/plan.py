@@ -22,23 +22,23 @@ import click
 
 from cli.options import config_option
 from engines.outcomes import Failure, HypergovError, classify
-from engines.plan import Plan, ResourceChange, StackName, failure_lines, split_outcomes
+from engines.plan import Plan, StackName, failure_lines, split_outcomes
 from engines.settings import Settings, SettingsError, load_settings
 from engines.terraform.runner import TerraformError
-from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, config_tree_id, locate_tree
+from hypergov.gitsource import NotInRepositoryError, RefNotFoundError
 from hypergov.model.tree import GovernanceTree
-from hypergov.validate import InvalidTreeError, ValidationReport
+from hypergov.validate import InvalidTreeError
+from reconciler.merge_request import TERRAFORM_MAX_STACKS
 from reconciler.render import render_markdown, render_text, summary_line
 
 if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate` must stay fast
     from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedCluster
     from engines.protocol import Engine
-    from hypergov.tree_files import TreeEntry
     from reconciler.audit import AuditLog
+    from reconciler.merge_request_plan import MergeRequestPlan
 
 EXIT_CHANGES = 2
 EXIT_BUSY = 75
-TERRAFORM_MAX_STACKS = 10  # a merge request affecting more: terraform's changes from the live scan
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -234,16 +234,15 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     never overwrites the saved plan of an apply or reconciler pass running beside it.
     """
     settings = load_cli_settings(settings_file, config_dir)
-    shared_state = Path(settings.state_dir).resolve()
     leading: list[str] = []
     extra: list[str] = []
-    with _plan_state(settings, private=private_state, quiet=as_json) as settings:
+    with _plan_state(settings, private=private_state, quiet=as_json) as planning:
         if base_ref:
-            plans, failures, leading, extra = _merge_request_plan(
-                settings, base_ref, trace_path, quiet=as_json, markdown_file=markdown_file,
-                terraform_max_stacks=terraform_max_stacks, reviewed_in=shared_state)
+            planned = _merge_request_plan(planning, base_ref, trace_path, quiet=as_json, markdown_file=markdown_file,
+                                          terraform_max_stacks=terraform_max_stacks, shared=settings)
+            plans, failures, leading, extra = planned.plans, planned.failures, planned.leading, planned.extra
         else:
-            plans, failures = _plan_with_clusters(settings, stack_names, quiet=as_json)
+            plans, failures = _plan_with_clusters(planning, stack_names, quiet=as_json)
     if as_json:
         entries: list[dict[str, Any]] = [p.as_dict() for p in plans]
         entries += [{"stack": n, "error": f.as_dict()} for n, f in failures.items()]
@@ -256,6 +255,24 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     sys.exit(1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
 
 
+def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool,
+                        markdown_file: Path | None, terraform_max_stacks: int, shared: Settings) -> MergeRequestPlan:
+    """The merge request's plan (`reconciler.merge_request_plan`), its reviewed plan recorded in
+    the shared record store of `shared` (the settings before any private copy of the state). An
+    invalid head still gets its comment (the problems, file:line) before the error is raised."""
+    from engines.factory import reconciler_records
+    from reconciler.merge_request_plan import InvalidMergeRequestError, plan_merge_request
+
+    try:
+        return plan_merge_request(settings, base_ref, trace=trace, terraform_max_stacks=terraform_max_stacks,
+                                  records=reconciler_records(shared), say=None if quiet else to_stderr,
+                                  progress=_plan_progress(quiet))
+    except InvalidMergeRequestError as exc:
+        if markdown_file:
+            markdown_file.write_text(exc.comment)
+        raise
+
+
 def _plan_with_clusters(settings: Settings, stack_names: Sequence[str], *,
                         quiet: bool) -> tuple[list[Plan], dict[StackName, Failure]]:
     """The declared clusters' plan (without --stack) ahead of the stacks' plans."""
@@ -265,143 +282,6 @@ def _plan_with_clusters(settings: Settings, stack_names: Sequence[str], *,
     clusters, _ = planned_clusters(settings, tree, quiet=quiet)
     plans, failures, _ = plan_all(settings, stack_names, quiet=quiet, tree=tree, clusters=clusters)
     return ([cluster_plan(clusters)] if clusters and not stack_names else []) + plans, failures
-
-
-def _validated_base_and_head(settings: Settings, base_ref: str, markdown_file: Path | None
-                             ) -> tuple[dict[str, TreeEntry], dict[str, TreeEntry], ValidationReport, ValidationReport]:
-    """The base's and the head's files and reports, both valid (and the head removes no managed
-    cluster), else the error: an invalid head still gets its comment (the problems, file:line)."""
-    from hypergov.gitsource import read_tree_at
-    from hypergov.loader import LoadedFiles
-    from hypergov.rules.clusters import removed_managed_clusters
-    from hypergov.tree_files import read_tree_dir
-    from hypergov.validate import held_until_exit, shown_root, validate_files
-    from hypergov.validation_markdown import invalid_tree_markdown
-
-    # Base and head share all but the changed files: each file is parsed and checked once, and
-    # the base's problems (never shown) name files as the head's do, so that they are shared.
-    loaded, shown = LoadedFiles(), shown_root(settings.config_dir)
-    with held_until_exit():
-        head_files = read_tree_dir(settings.config_dir)
-        head_report = validate_files(head_files, display_root=shown, reuse=loaded)
-        if not head_report.ok:  # the merge request still gets its comment: the problems, file:line
-            if markdown_file:
-                markdown_file.write_text(invalid_tree_markdown(head_report.problems))
-            raise InvalidTreeError(head_report)
-        try:
-            where = locate_tree(settings.config_dir)
-            base_files = read_tree_at(where.repo, base_ref, where.subdir)
-        except (RefNotFoundError, NotInRepositoryError) as exc:
-            raise click.UsageError(str(exc)) from exc
-        base_report = validate_files(base_files, display_root=shown, reuse=loaded)
-    if not base_report.ok:
-        raise click.ClickException(f"the tree at {base_ref} is invalid; cannot compare with it")
-    removals = list(removed_managed_clusters(base_report.tree, head_report.tree))  # CLU003: base against head
-    if removals:
-        if markdown_file:
-            markdown_file.write_text(invalid_tree_markdown(removals))
-        raise InvalidTreeError(ValidationReport(tree=head_report.tree, problems=[*head_report.problems, *removals]))
-    return base_files, head_files, base_report, head_report
-
-
-def _merge_request_plan(
-        settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool, markdown_file: Path | None,
-        terraform_max_stacks: int = TERRAFORM_MAX_STACKS,
-        reviewed_in: Path | None = None) -> tuple[list[Plan], dict[StackName, Failure], list[str], list[str]]:
-    """Plans, failures, the comment's sections above the resource tables and those below. An
-    invalid head still gets its comment (the problems, file:line) before the error is raised."""
-    from capacity.render import render_markdown as capacity_markdown
-    from engines.hyperpod.cluster_executor import awaiting_cluster, cluster_plan, live_arns, with_cluster_arns
-    from hypergov.change_control import approvals_markdown, required_approvals
-    from reconciler.clusters import clusters_markdown
-    from reconciler.merge_request import SAMPLE_TRACE, capacity_impact, leading_sections, scope
-
-    base_files, head_files, base_report, head_report = _validated_base_and_head(settings, base_ref, markdown_file)
-    head = head_report.tree
-    approvals = required_approvals(base_files, head_files, base_report.tree)
-    mr = scope(base_report.tree, head)
-    clusters, _ = planned_clusters(settings, head, quiet=True)
-    arns = live_arns(clusters)  # the stacks bind to each managed cluster's live ARN
-    waiting = awaiting_cluster(with_cluster_arns(head, arns))
-    engine = cli_engine(settings, with_cluster_arns(head, arns))
-    if not quiet:
-        click.echo(f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
-                   f"{mr.affected.unchanged} unchanged", err=True)
-    from engines.terraform.engine import TerraformEngine
-
-    to_plan = [s for s in mr.affected.to_plan if s not in waiting]
-    scanned, scan_note = _scanned_changes(settings, engine, with_cluster_arns(base_report.tree, arns),
-                                          with_cluster_arns(head, arns), to_plan, limit=terraform_max_stacks,
-                                          quiet=quiet)
-    outcomes = (engine.plan_many(to_plan, destroy=mr.affected.removed, progress=_plan_progress(quiet), scanned=scanned)
-                if scanned is not None and isinstance(engine, TerraformEngine) else
-                engine.plan_many(to_plan, destroy=mr.affected.removed, progress=_plan_progress(quiet)))
-    plans, failures = split_outcomes(outcomes)
-    plans = [*([cluster_plan(clusters)] if clusters else []), *plans,
-             *(Plan(stack=s, engine=engine.name, changes=(), notes=(waiting[s],)) for s in mr.affected.to_plan
-               if s in waiting)]
-    if reviewed_in is not None and not failures:
-        _keep_reviewed(reviewed_in, settings, plans, scanned or {}, base_ref=base_ref, quiet=quiet)
-    leading = [*leading_sections(base_report.tree, head_report), *([scan_note] if scan_note else [])]
-    extra = [approvals_markdown(approvals)]
-    if clusters:  # what the declared clusters' instance groups become, and the GPUs
-        extra.append(clusters_markdown(clusters))
-    if not quiet:
-        click.echo(f"{len(approvals)} changed file(s) need approval (see the Markdown plan)", err=True)
-    if mr.capacity_changed:
-        diff = capacity_impact(base_report.tree, head, trace=trace or SAMPLE_TRACE, base_ref=base_ref,
-                               head_ref="working tree")
-        extra.append(capacity_markdown(diff))
-        if not quiet:
-            click.echo(f"capacity impact simulated on {diff.jobs} jobs: "
-                       f"{len(diff.regressions)} team regression(s)", err=True)
-    return plans, failures, leading, extra
-
-
-def _scanned_changes(settings: Settings, engine: Engine, base: GovernanceTree, head: GovernanceTree,
-                     stacks: list[StackName], *, limit: int,
-                     quiet: bool) -> tuple[dict[str, tuple[ResourceChange, ...]] | None, str | None]:
-    """Terraform's changes from the live scan when more than `limit` stacks are affected (the
-    terraform engine only), and the comment's note saying so; (None, None) otherwise."""
-    from engines.live.scan import scanned_terraform_changes
-    from engines.terraform.engine import TerraformEngine
-
-    if len(stacks) <= limit or not isinstance(engine, TerraformEngine):
-        return None, None
-    changes, scan = scanned_terraform_changes(settings.aws, base, head, stacks,
-                                              cache_dir=Path(settings.state_dir) / "graphs")
-    if not scan.complete:
-        failure = scan.failures[0]
-        raise click.ClickException(f"the live scan for the plan is incomplete ({failure.what}: {failure.failure.kind}: "
-                                   f"{failure.failure.message}); plan again, or with --terraform-max-stacks "
-                                   f"{len(stacks)} to run terraform for every stack")
-    if not quiet:
-        click.echo(f"{len(stacks)} stacks affected (more than --terraform-max-stacks {limit}): terraform's changes "
-                   f"from one live scan, {scan.api_calls} API calls in {scan.seconds:.1f} s", err=True)
-    note = (f"> **Resource changes from the live scan.** {len(stacks)} stacks are affected, more than "
-            f"`--terraform-max-stacks` ({limit}): terraform's changes were decided from one scan of the live objects "
-            f"the base applied ({scan.api_calls} API calls in {scan.seconds:.1f} s), diffed with this tree, not by "
-            "`terraform plan` per stack. Before applying, the reconciler plans each stack with terraform and refuses "
-            "any whose plan differs from what is shown here.")
-    return changes, note
-
-
-def _keep_reviewed(state_dir: Path, settings: Settings, plans: Sequence[Plan],
-                   scanned: dict[str, tuple[ResourceChange, ...]], *, base_ref: str, quiet: bool) -> None:
-    """Record what this merge request shows, by its config tree's Git id (a clean tree only)."""
-    from reconciler.reviewed import record_reviewed
-
-    try:
-        where = locate_tree(settings.config_dir)
-        tree_id = config_tree_id(where)
-    except NotInRepositoryError:
-        return
-    if tree_id is None:
-        if not quiet:
-            click.echo("reviewed plan not recorded: the tree has uncommitted changes", err=True)
-        return
-    record_reviewed(state_dir, tree_id, plans, base_ref=base_ref,
-                    method={p.stack: "live scan" if p.stack in scanned else "terraform" for p in plans})
 
 
 def report_interrupted(audit: AuditLog, *, say: Callable[[str], None] | None = None) -> None:

@@ -50,6 +50,10 @@ def report_pass(log: EventLog, outcome: PassResult, *, seconds: float) -> None:
                   f"recorded as interrupted and planned again: {', '.join(outcome.interrupted)}",
                   level=logging.WARNING, stacks=list(outcome.interrupted))
     report_records(log, where, outcome)
+    if outcome.review == "unreviewed":
+        log.event("review.unreviewed", f"{where}: unreviewed: no merge request's plan of this config tree was "
+                  "recorded (`hypergov plan --base`); the intent record says so", level=logging.WARNING,
+                  review="unreviewed")
     if outcome.status == "up to date":
         log.event("pass.end", f"{where}: up to date", to_stdout=True, **common)
         return
@@ -165,7 +169,7 @@ class Daemon:
                               lambda tree, head: cli_engine(settings, tree, source_commit=head), audit=self.audit(),
                               on_apply=lambda result: report_apply(log, result), stop=self.stop,
                               options=PassOptions(fetch=None, allow_rewrite=self.allow_rewrite, records=self.records(),
-                                                  replica=self.replica(),
+                                                  replica=self.replica(), require_reviewed=settings.require_reviewed,
                                                   clusters=lambda tree: cluster_executor(
                                                       settings, tree, progress=lambda line: log.event(
                                                           "cluster.progress", f"  {line}"))))

@@ -35,6 +35,7 @@ __all__ = [
     "failure_lines",
     "mask",
     "split_outcomes",
+    "value_digest",
 ]
 
 MASK = "(sensitive)"
@@ -62,6 +63,10 @@ class AttributeChange:
     after: Any
     sensitive: bool = False
     forces_replacement: bool = False
+    # A sensitive after-value's SHA-256 (of its canonical JSON), so that the reviewed record can
+    # tell a changed secret without holding it (`reconciler.reviewed` keys it with the tree id
+    # before writing). In memory only: never rendered, never in `as_dict` or `repr`.
+    digest: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,8 @@ class Plan:
         data = asdict(self)
         for change in data["changes"]:
             change["action"] = change["action"].value
+            for attribute in change["attributes"]:
+                attribute.pop("digest", None)  # not even a hash of a secret leaves the process
         return data
 
     def fingerprint(self) -> str:
@@ -191,6 +198,11 @@ def mask(value: Any, sensitive: Any) -> Any:
     if isinstance(value, list) and isinstance(sensitive, list):
         return [mask(v, sensitive[i] if i < len(sensitive) else False) for i, v in enumerate(value)]
     return value
+
+
+def value_digest(value: Any) -> str:
+    """SHA-256 of a value's canonical JSON (what `AttributeChange.digest` holds)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def diff_attributes(before: Any, after: Any, *, path: str = "",

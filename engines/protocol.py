@@ -11,10 +11,10 @@ escapes it, so a multi-stack run always reports every stack.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
 
-from engines.plan import ApplyResult, DriftOutcome, Plan, PlanOutcome, StackName
+from engines.plan import ApplyResult, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 
 OutcomeT = TypeVar("OutcomeT")
 Progress = Callable[[StackName, OutcomeT], None]  # called on the caller's thread as each stack finishes
@@ -44,4 +44,17 @@ class Engine(Protocol):
 
     def known_stacks(self) -> list[StackName]:
         """Stacks this engine has state for (applied at some point), to find those that left the tree."""
+        ...
+
+
+@runtime_checkable
+class TakesScannedChanges(Protocol):
+    """An engine that can show a stack's changes as the live scan decided them
+    (`engines.live.scan_plan`, in terraform's addresses) instead of planning the stack: a merge
+    request affecting many stacks is planned from one scan. Those plans are for review only."""
+
+    def plan_scanned(self, stacks: Sequence[StackName], *, scanned: Mapping[str, Sequence[ResourceChange]],
+                     destroy: Sequence[StackName] = (),
+                     progress: Progress[PlanOutcome] | None = None) -> dict[StackName, PlanOutcome]:
+        """As `plan_many`, with `scanned`'s stacks taken from the scan (their plans apply refuses)."""
         ...

@@ -93,6 +93,10 @@ class Settings(_Strict):
         "SSH private key that signs every audit commit (git's gpg.format=ssh); unset: unsigned"))
     audit_allowed_signers: Path | None = Field(default=None, description=(
         "git's allowed-signers file: when set, `audit verify` requires every audit commit to be signed by one"))
+    require_reviewed: bool = Field(default=False, description=(
+        "the reconciler refuses every stack with changes unless `hypergov plan --base` recorded the merge "
+        "request's plan of the config tree it applies (looked up by the tree's Git id in the state bucket with "
+        "state_backend, else in state_dir); unset: an unreviewed tree is applied and recorded as unreviewed"))
 
     @field_validator("state_backend")
     @classmethod
@@ -135,6 +139,7 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_AUDIT_BRANCH": ("audit_branch",),
     "HYPERGOV_AUDIT_SIGNING_KEY": ("audit_signing_key",),
     "HYPERGOV_AUDIT_ALLOWED_SIGNERS": ("audit_allowed_signers",),
+    "HYPERGOV_REQUIRE_REVIEWED": ("require_reviewed",),
     "HYPERGOV_AWS_ENDPOINT_URL": ("aws", "endpoint_url"),
     "HYPERGOV_AWS_PROFILE": ("aws", "profile"),
     "HYPERGOV_AWS_MAX_RETRIES": ("aws", "max_retries"),

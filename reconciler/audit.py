@@ -58,11 +58,12 @@ def intent_payload(plans: Sequence[Plan], *, intent_id: str, source_author: str 
     source = next((p.source_commit for p in plans if p.source_commit), None)
     return {"type": "intent", "intent": intent_id, "source_commit": source, "source_author": source_author,
             "engine": plans[0].engine if plans else None, "reason": reason or "apply",
+            **({"review": review} if review is not None else {}),
             "stacks": [{"stack": p.stack, "plan_fingerprint": p.fingerprint(),
                         "plan_artifact_sha256": p.artifact_sha256, "planned": p.counts(), "actions": planned_actions(p),
                         **({"refused": str(refused[p.stack]), "refused_kind": refused[p.stack].kind}
                            if p.stack in refused else {})}
-                       for p in plans], **({"review": review} if review else {})}
+                       for p in plans]}
 
 
 def outcome_payload(entry: AuditEntry, *, intent_id: str | None, source_author: str | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from hypergov.validate import ValidationReport
 from hypergov.validation_markdown import validation_markdown
 from stacks.affected import AffectedStacks, affected_stacks
 
+TERRAFORM_MAX_STACKS = 10  # a merge request affecting more: terraform's changes from the live scan
 SAMPLE_TRACE = Path(__file__).resolve().parent.parent / "capacity" / "samples" / "example-trace.jsonl"
 
 

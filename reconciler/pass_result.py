@@ -38,6 +38,7 @@ class PassResult:
     push: PushOutcome | None = None  # the audit branch's push at the end of the pass
     unpushed: int = 0  # audit records still waiting to be pushed
     refusal: Refusal | None = None  # why the whole pass was refused (its history rewritten)
+    review: str | None = None  # "reviewed" | "unreviewed": a merge request's plan of the tree applied was recorded
 
     @property
     def ok(self) -> bool:

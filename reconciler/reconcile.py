@@ -187,7 +187,8 @@ def _pass(run: _Run, leader: Held | None = None) -> PassResult:
             break_dead_locks(engine, [(s, leader) for s in (*scope.plan, *scope.destroy)])
             leader.taken_from = None  # once: from now on this leader's own terraform runs hold them
     prepared = prepare(engine, scope, replace(checked.source, tree=tree), gate=run.gate)
-    result = PassResult(head, base, "applied", plans=prepared.plans, failures=prepared.failures)
+    result = PassResult(head, base, "applied", plans=prepared.plans, failures=prepared.failures,
+                        review=prepared.review if prepared.pending else None)
     if not prepared.ready:  # apply nothing of a pass that could not be planned whole
         result.status = "plan failed"
     elif run.stop is not None and run.stop.is_set():

@@ -38,7 +38,7 @@ from engines.hyperpod.cluster_executor import (
     with_cluster_arns,
 )
 from engines.objects import RecordStore
-from engines.outcomes import Failure, Refusal, RefusalKind, classify
+from engines.outcomes import Failure, Refusal, classify
 from engines.plan import ApplyResult, Plan, PlanOutcome, StackName, split_outcomes
 from engines.protocol import Engine, Progress
 from hypergov.model.tree import GovernanceTree
@@ -46,7 +46,7 @@ from reconciler.audit import AuditLog
 from reconciler.audit_store import PushOutcome
 from reconciler.clusters import ClustersApplied, apply_clusters_audited, held_back, phases
 from reconciler.pass_result import Scope
-from reconciler.reviewed import ReviewVerdict, review_verdict, reviewed_plan
+from reconciler.reviewed import ReviewVerdict, record_name, review_verdict, reviewed_plan
 from reconciler.write_ahead import AuditedApply, LeaseStamp, apply_audited
 
 OnApply = Callable[[ApplyResult], None]
@@ -73,7 +73,9 @@ class ReviewGate:
     require_reviewed: bool = False
 
     def judge(self, tree_id: str | None, plans: Sequence[Plan]) -> ReviewVerdict:
-        return review_verdict(reviewed_plan(self.records, tree_id), plans, require_reviewed=self.require_reviewed)
+        where = self.records.where(record_name(tree_id)) if tree_id else None
+        return review_verdict(reviewed_plan(self.records, tree_id), plans, require_reviewed=self.require_reviewed,
+                              where=where)
 
 
 @dataclass
@@ -107,8 +109,7 @@ def prepare(engine: Engine, scope: Scope, source: Source, *, gate: ReviewGate | 
     if gate is not None and not failures:
         verdict = gate.judge(source.tree_id, plans)
         prepared.review = verdict.state
-        kind: RefusalKind = "plan changed" if verdict.state == "reviewed" else "not reviewed"
-        prepared.refused = {StackName(s): Refusal(kind, why) for s, why in verdict.refused.items()}
+        prepared.refused = dict(verdict.refused)
     return prepared
 
 

@@ -57,6 +57,8 @@ def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None,
     (several reconcilers) every record carries the epoch of the lease each stack is applied under,
     and each write first checks the leases are still held: a stale holder writes nothing (its
     intent stays open; its next pass records it interrupted and the stack is planned again).
+    `review` ("reviewed" | "unreviewed": whether a merge request's plan of the applied tree was
+    recorded, `reconciler.reviewed`) goes into the intent; None: not a merge (a repair, a CLI apply).
     Raises `AuditWriteError` (nothing applied) when the intent cannot be recorded, and
     `StaleEpochError` (nothing applied) when a lease is lost before it."""
     refused = refused or {}

@@ -162,6 +162,12 @@ class TerraformEngine:
         return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
                                progress=progress)
 
+    def plan_scanned(self, stacks: Sequence[StackName], *, scanned: Mapping[str, Sequence[ResourceChange]],
+                     destroy: Sequence[StackName] = (),
+                     progress: Progress[PlanOutcome] | None = None) -> dict[StackName, PlanOutcome]:
+        """`engines.protocol.TakesScannedChanges`: `plan_many` with the live scan's changes."""
+        return self.plan_many(stacks, destroy=destroy, progress=progress, scanned=scanned)
+
     def break_dead_lock(self, stack: StackName, *, lease_taken_at: datetime) -> str | None:
         """`terraform force-unlock -force <ID>` of the stack's S3 `.tflock` when its holder is
         provably dead (`StateHome.dead_lock`: the caller took the stack's lease from a holder whose

@@ -1,7 +1,10 @@
 """Terraform's `show -json` plan representation -> hypergov `ResourceChange`s (pure).
 
 Sensitive values are masked with the plan's own `before_sensitive` / `after_sensitive` maps
-before anything else sees them; computed-after-apply values read "(known after apply)".
+before anything else sees them; computed-after-apply values read "(known after apply)". `show
+-json` holds a sensitive value in clear (marked in `*_sensitive`): the changed attributes are
+found on the clear values (so a changed secret is a change), then each is masked and a sensitive
+after-value keeps only its SHA-256 (`AttributeChange.digest`, for the reviewed plan's comparison).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from engines.plan import Action, AttributeChange, ResourceChange, diff_attributes, mask
+from engines.plan import Action, AttributeChange, ResourceChange, diff_attributes, mask, value_digest
 
 UNKNOWN = "(known after apply)"
 _IGNORED_ATTRS = frozenset({"tags_all", "id", "arn"})
@@ -44,16 +47,51 @@ def change_from_entry(entry: dict[str, Any]) -> ResourceChange:
     imported = change.get("importing") is not None and action in (Action.NOOP, Action.UPDATE)
     if imported:  # an `import` block: the live object becomes the state's (and is updated where it differs)
         action = Action.IMPORT
-    before = mask(change.get("before"), change.get("before_sensitive", False))
-    after = mask(_with_unknowns(change.get("after"), change.get("after_unknown", False)),
-                 change.get("after_sensitive", False))
     attributes: tuple[AttributeChange, ...] = ()
     if action in (Action.UPDATE, Action.REPLACE, Action.IMPORT):
+        before = change.get("before")
+        after = _with_unknowns(change.get("after"), change.get("after_unknown", False))
         before_map = {k: v for k, v in (before or {}).items() if k not in _IGNORED_ATTRS}
         after_map = {k: v for k, v in (after or {}).items() if k not in _IGNORED_ATTRS}
-        attributes = diff_attributes(before_map, after_map, replace_paths=_paths(change.get("replace_paths")))
+        clear = diff_attributes(before_map, after_map, replace_paths=_paths(change.get("replace_paths")))
+        attributes = tuple(_masked(a, change.get("before_sensitive", False), change.get("after_sensitive", False))
+                           for a in clear)
     return ResourceChange(address=entry["address"], type=entry["type"], name=entry["name"], action=action,
                           executor="terraform", attributes=attributes)
+
+
+def _sensitivity_at(sensitive: Any, path: str) -> Any:
+    """The part of a `*_sensitive` map at a dotted attribute path (True: all of it is sensitive).
+    A path the map does not follow (a key with a dot in it) is as sensitive as anything below."""
+    for part in path.split("."):
+        if sensitive is True or not isinstance(sensitive, dict):
+            return sensitive
+        if part not in sensitive:
+            return _any_sensitive(sensitive)
+        sensitive = sensitive[part]
+    return sensitive
+
+
+def _any_sensitive(sensitive: Any) -> bool:
+    if isinstance(sensitive, dict):
+        return any(_any_sensitive(v) for v in sensitive.values())
+    if isinstance(sensitive, list):
+        return any(_any_sensitive(v) for v in sensitive)
+    return sensitive is True
+
+
+def _masked(change: AttributeChange, before_sensitive: Any, after_sensitive: Any) -> AttributeChange:
+    """One changed attribute with what the plan marks sensitive masked; a sensitive after-value
+    keeps its digest only."""
+    before = mask(change.before, _sensitivity_at(before_sensitive, change.path))
+    after = mask(change.after, _sensitivity_at(after_sensitive, change.path))
+    hidden = before != change.before or after != change.after
+    if not hidden:
+        return change
+    return AttributeChange(path=change.path, before=None if change.before is None else before,
+                           after=None if change.after is None else after, sensitive=True,
+                           forces_replacement=change.forces_replacement,
+                           digest=value_digest(change.after) if after != change.after else None)
 
 
 def changes_from_show(data: dict[str, Any]) -> tuple[ResourceChange, ...]:
