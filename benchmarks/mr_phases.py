@@ -34,7 +34,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("build engine", "engines.factory", "build_engine"),
     ("engine plan_many (prepare + plan of every stack)", "engines.terraform.engine", "TerraformEngine.plan_many"),
     ("graphs of the scan (head) and of the base", "engines.live.scan", "stack_graphs"),
-    ("graphs of the engine (cached: the scan's)", "engines.live.graphs", "stack_graphs"),
+    ("graphs of the engine (cached: the scan's)", "engines.graphs", "stack_graphs"),
     ("live scan (list/describe calls + compare)", "engines.live.scan", "scan_with"),
     ("scan -> terraform changes", "engines.live.scan", "scan_changes"),
     ("engine prepare (view, translate, write)", "engines.terraform.engine", "TerraformEngine.prepare"),

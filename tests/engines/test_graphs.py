@@ -1,4 +1,4 @@
-"""The graph cache shared by the live scan and the terraform engine (`engines.live.graphs`)."""
+"""The graph cache shared by the live scan and the terraform engine (`engines.graphs`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from engines.live.graphs import KEEP_PER_STACK, stack_graphs
+from engines.graphs import KEEP_PER_STACK, stack_graphs
 from engines.terraform.workspace import copy_for_planning
 from hypergov.stack_views import stack_view
 from hypergov.validate import load_valid_tree

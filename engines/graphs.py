@@ -41,7 +41,7 @@ _CODE_PACKAGES = ("components", "stacks", "hypergov")
 @functools.cache
 def code_digest() -> str:
     """A digest of the source that turns a view into a graph."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
     for package in _CODE_PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
