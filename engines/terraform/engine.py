@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engines.desired import desired_objects as aws_objects
+from engines.graphs import capture, stack_graphs
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
@@ -44,7 +45,7 @@ from engines.terraform.translate import translate
 from engines.terraform.workspace import Workspace
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import ClusterView, StackView, stack_view
-from stacks.graph import ResourceGraph, capture_view
+from stacks.graph import ResourceGraph
 from stacks.spec import StackSpec, find_stack, plan_stacks
 
 T = TypeVar("T")
@@ -113,7 +114,7 @@ class TerraformEngine:
         spec = self._spec(stack)
         view = stack_view(self.tree, spec.kind, spec.subject)
         if graph is None:
-            graph = capture_view(view, stack, assume_role_name=self.settings.aws.account_access_role)
+            graph = capture(view, stack, assume_role_name=self.settings.aws.account_access_role)
         translation = translate(graph.resources, aws=self.settings.aws,
                                 provider_version=self.settings.terraform.provider_version,
                                 default_region=view.org.home_region)
@@ -129,8 +130,6 @@ class TerraformEngine:
         """The stacks' graphs from the shared cache, misses captured in worker processes; empty when
         that fails (e.g. an unknown stack): each stack is then captured in its own boundary, which
         says what failed for which."""
-        from engines.graphs import stack_graphs
-
         try:
             return stack_graphs(self.tree, [self._spec(s) for s in stacks], Path(self.settings.state_dir) / GRAPHS_DIR,
                                 assume_role_name=self.settings.aws.account_access_role)
