@@ -44,10 +44,10 @@ from benchmarks.bench_mr import PHASED, command_env, run_command, write_settings
 from benchmarks.common import org_size_arguments, print_table, quick_sizes, write_results
 from benchmarks.live_seed import SEED_THREADS, client_config, seed_live_state
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAwsProcess
+from engines.desired import desired_objects
+from engines.graphs import stack_graphs
 from engines.hyperpod import driver
 from engines.hyperpod.executor import desired_objects as hyperpod_objects
-from engines.live.desired import desired_objects
-from engines.live.graphs import stack_graphs
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import load_valid_tree
 from stacks.graph import ResourceGraph

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engines.desired import DesiredObject, of_type
 from engines.hyperpod import driver
-from engines.live.desired import DesiredObject, of_type
 from engines.live.hyperpod import GovernedCluster
 from engines.live.items import DriftItem
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from engines.live.desired import DesiredObject
+from engines.desired import DesiredObject
 from engines.live.hyperpod import GovernedCluster
 
 ClientFor = Callable[[str, str, str], Any]  # (service, account, region) -> boto3 client

@@ -24,7 +24,7 @@ from cli.options import config_option
 from engines.outcomes import Failure, HypergovError, classify
 from engines.plan import Plan, StackName, failure_lines, split_outcomes
 from engines.settings import Settings, SettingsError, load_settings
-from engines.terraform.runner import TerraformError
+from engines.terraform.errors import TerraformError
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import InvalidTreeError

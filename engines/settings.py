@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engines.outcomes import PermanentError
+from engines.state_url import parse_state_url
 
 EngineName = Literal["auto", "pulumi", "terraform"]
 ProviderSourceName = Literal["auto", "mirror", "registry"]
@@ -101,10 +102,8 @@ class Settings(_Strict):
     @field_validator("state_backend")
     @classmethod
     def _state_location(cls, value: str | None) -> str | None:
-        from engines.terraform.backend import S3State  # the URL's one grammar
-
         if value is not None:
-            S3State.parse(value, region="")
+            parse_state_url(value)
         return value
 
     @field_validator("audit_branch")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from engines.live.desired import DesiredObject, address_of, of_type
+from engines.desired import DesiredObject, address_of, of_type
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute, iso_time
 from engines.live.runner import CallCounter, Pruner, ScanContext, ScanUnit
 from hypergov import naming

@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.live.desired import DesiredObject, address_of, of_type
+from engines.desired import DesiredObject, address_of, of_type
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute
 from hypergov import naming
 

@@ -1,6 +1,6 @@
 """Live drift of IAM roles and policies, decided without I/O.
 
-The desired objects are the `aws:iam/*` resources of every stack (`engines.live.desired`); the
+The desired objects are the `aws:iam/*` resources of every stack (`engines.desired`); the
 live ones are what GetAccountAuthorizationDetails returned for one account (every role with its
 trust policy, boundary, tags, inline policies and attached policies, every customer managed
 policy with its versions' documents) and, for the two role attributes that call does not carry
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components import arns
-from engines.live.desired import DesiredObject, address_of
+from engines.desired import DesiredObject, address_of
 from engines.live.documents import same_document
 from engines.live.iam_documents import NOT_READ, BoundaryCheck
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute

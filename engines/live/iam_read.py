@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from engines.live.desired import DesiredObject, of_type
+from engines.desired import DesiredObject, of_type
 from engines.live.iam import ATTACHMENT, IAM_TYPES, LISTED_ROLE_INPUTS, ROLE, ROLE_POLICY, AccountIam, OrgIam, compare
 from engines.live.items import DriftItem
 from engines.live.runner import CallCounter, Pruner, ScanContext, ScanUnit

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from engines.desired import DesiredKubeObject
 from engines.kube import FIELD_MANAGER, MANAGED_BY_LABEL, STACK_LABEL, KubeKind, KubeObject
-from engines.live.desired import DesiredKubeObject
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute
 from engines.plan import diff_attributes
 from hypergov import hyperpod_addon, naming

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.live.desired import DesiredObject, address_of, of_type
+from engines.desired import DesiredObject, address_of, of_type
 from engines.live.documents import canonical, parsed, same_document
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute
 from engines.live.runner import CallCounter, Pruner, ScanContext, ScanUnit

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from engines.desired import DesiredKubeObject, DesiredObject
 from engines.kube import KubeApi
-from engines.live.desired import DesiredKubeObject, DesiredObject
 from engines.live.items import DriftItem, LiveScan, ScanFailure
 from engines.outcomes import Failure, guarded
 from hypergov.gc_tuning import bulk_work

@@ -15,10 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
+from engines.desired import desired_kube_objects, desired_objects
+from engines.graphs import stack_graphs
 from engines.kube import KubeApi
 from engines.live import budgets, eks_read, hyperpod_clusters, hyperpod_read, iam_read, kubernetes, organizations, sns
-from engines.live.desired import desired_kube_objects, desired_objects
-from engines.live.graphs import stack_graphs
 from engines.live.items import LiveScan
 from engines.live.runner import DEFAULT_CONCURRENCY, Pruner, ScanContext, ScanUnit, ServiceClientFor, run_units
 from engines.live.scan_plan import scan_changes

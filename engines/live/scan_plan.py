@@ -26,11 +26,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from engines.live.desired import DesiredObject
+from engines.desired import DesiredObject
 from engines.live.documents import parsed, same_document
 from engines.live.items import AttributeDrift, DriftItem, masked
 from engines.plan import Action, AttributeChange, ResourceChange
-from engines.terraform.translate import MAPPINGS, snake
+from engines.type_mappings import MAPPINGS, snake
 
 # Pulumi inputs (as the graph spells them) whose change the AWS provider can only apply by
 # replacing the resource ("Forces new resource" in the provider's documentation of each type).

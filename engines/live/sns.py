@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engines.live.desired import DesiredObject, of_type
+from engines.desired import DesiredObject, of_type
 from engines.live.documents import canonical, parsed, same_document
 from engines.live.items import DriftItem, DriftKind, attribute
 from engines.live.runner import CallCounter, ScanContext, ScanUnit, by_place

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from engines.live.desired import DesiredObject
+from engines.desired import DesiredObject
 
 IMPORTS_FILE = "imports.tf.json"
 # A terraform reference to another resource's attribute, as `translate` writes it.

@@ -23,8 +23,8 @@ from botocore.exceptions import ClientError
 
 from engines.outcomes import PermanentError
 from engines.settings import AwsSettings
+from engines.state_url import parse_state_url
 
-_URL = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:/(?P<prefix>[^?#]*?))?/?$")
 STATE_NAME = "terraform.tfstate"
 
 
@@ -42,10 +42,8 @@ class S3State:
 
     @classmethod
     def parse(cls, url: str, *, region: str) -> S3State:
-        match = _URL.match(url.strip())
-        if match is None:
-            raise ValueError(f"{url!r} is not an S3 state location such as s3://acme-hypergov-state/prod")
-        return cls(bucket=match["bucket"], prefix=(match["prefix"] or "").strip("/"), region=region)
+        bucket, prefix = parse_state_url(url)
+        return cls(bucket=bucket, prefix=prefix, region=region)
 
     def key(self, stack: str) -> str:
         return "/".join(p for p in (self.prefix, "stacks", stack, STATE_NAME) if p)

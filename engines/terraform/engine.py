@@ -9,7 +9,7 @@ was reviewed. What a stack owns outside terraform's state is kept in its invento
 (`engines.inventory`), so that a destroy removes it too.
 
 Graph capture touches Pulumi's process-global runtime: `plan_many` takes its stacks' graphs from
-`engines.live.graphs.stack_graphs` first (cached under `<state_dir>/graphs/` by stack input, the
+`engines.graphs.stack_graphs` first (cached under `<state_dir>/graphs/` by stack input, the
 misses captured in worker processes; shared with the live scan), then prepares the stacks one
 after the other; the terraform processes then run in parallel, bounded by the settings.
 """
@@ -25,10 +25,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from engines.desired import desired_objects as aws_objects
+from engines.graphs import capture, stack_graphs
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
-from engines.live.desired import desired_objects as aws_objects
 from engines.outcomes import Failure, Refusal, classify, guarded, permanent
 from engines.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOutcome, ResourceChange, StackName
 from engines.protocol import Progress
@@ -36,19 +37,20 @@ from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
 from engines.terraform.adoption import IMPORTS_FILE, Clients, find_imports, imports_config
 from engines.terraform.backend import S3State
-from engines.terraform.runner import TerraformError, TerraformRunner
+from engines.terraform.errors import TerraformError
+from engines.terraform.runner import TerraformRunner
 from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
 from engines.terraform.state_home import CONFIG_FILE, StateHome
 from engines.terraform.translate import translate
 from engines.terraform.workspace import Workspace
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import ClusterView, StackView, stack_view
-from stacks.graph import ResourceGraph, capture_view
+from stacks.graph import ResourceGraph
 from stacks.spec import StackSpec, find_stack, plan_stacks
 
 T = TypeVar("T")
 PLAN_FILE = "hypergov.tfplan"
-GRAPHS_DIR = "graphs"  # under the state directory: `engines.live.graphs`' cache
+GRAPHS_DIR = "graphs"  # under the state directory: `engines.graphs`' cache
 REMOVED = "stack removed from the tree"
 FROM_LIVE_SCAN = ("terraform's changes from the live scan, not `terraform plan` (more stacks affected than "
                   "--terraform-max-stacks); the reconciler's terraform plan is compared with them before applying")
@@ -112,7 +114,7 @@ class TerraformEngine:
         spec = self._spec(stack)
         view = stack_view(self.tree, spec.kind, spec.subject)
         if graph is None:
-            graph = capture_view(view, stack, assume_role_name=self.settings.aws.account_access_role)
+            graph = capture(view, stack, assume_role_name=self.settings.aws.account_access_role)
         translation = translate(graph.resources, aws=self.settings.aws,
                                 provider_version=self.settings.terraform.provider_version,
                                 default_region=view.org.home_region)
@@ -128,8 +130,6 @@ class TerraformEngine:
         """The stacks' graphs from the shared cache, misses captured in worker processes; empty when
         that fails (e.g. an unknown stack): each stack is then captured in its own boundary, which
         says what failed for which."""
-        from engines.live.graphs import stack_graphs
-
         try:
             return stack_graphs(self.tree, [self._spec(s) for s in stacks], Path(self.settings.state_dir) / GRAPHS_DIR,
                                 assume_role_name=self.settings.aws.account_access_role)

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from engines.terraform.runner import ProviderLockError
+from engines.terraform.errors import ProviderLockError
 
 AWS_PROVIDER = "registry.terraform.io/hashicorp/aws"
 STACK_LOCK = ".terraform.lock.hcl"

@@ -16,14 +16,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # locks.py raises ProviderLockError, so it imports this module
-    from engines.terraform.locks import ProviderLock
+from typing import Any
 
 from engines import failpoints
 from engines.file_lock import file_lock
-from engines.outcomes import Failure, classify_terraform_output, permanent, temporary
+from engines.outcomes import permanent, temporary
+from engines.terraform.errors import ProviderLockError, TerraformError
+from engines.terraform.locks import ProviderLock
 
 _INIT_LOCK = threading.Lock()
 IN_APPLY = "in-terraform-apply"
@@ -46,28 +45,6 @@ def _cache_lock(cache_dir: str | None) -> Iterator[None]:
             return
         with file_lock(Path(cache_dir) / ".hypergov-init.lock"):
             yield
-
-
-class TerraformError(Exception):
-    """A terraform command failed; `failure` says what, in one line, and whether a retry may help."""
-
-    def __init__(self, command: str, stderr: str, *, failure: Failure | None = None) -> None:
-        self.command = command
-        self.stderr = stderr
-        self.failure = failure or classify_terraform_output(command, stderr)
-        super().__init__(self.failure.message)
-
-    @property
-    def temporary(self) -> bool:
-        return self.failure.temporary
-
-
-class ProviderLockError(TerraformError):
-    """A stack's provider lock disagrees with the workspace's shared one (`locks.py`). Permanent:
-    retrying cannot help, a person decides which lock file is right (the message says how)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("init", message, failure=permanent(f"terraform init refused: {message}", "provider-lock"))
 
 
 @dataclass(frozen=True)

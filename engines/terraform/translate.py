@@ -1,6 +1,6 @@
 """A captured Pulumi resource graph -> Terraform JSON configuration (pure).
 
-Each `aws:*` type the components use has an explicit mapping (`MAPPINGS`): the Terraform type,
+Each `aws:*` type the components use has an explicit mapping (`engines.type_mappings.MAPPINGS`): the Terraform type,
 renamed inputs, which inputs are nested blocks, and which carry JSON documents. Everything else
 is camelCase -> snake_case. `check_against_schema` verifies every produced attribute exists in
 the installed provider's schema, so a pulumi-aws / provider version skew fails loudly instead of
@@ -13,12 +13,12 @@ dependencies become `depends_on`.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engines.settings import AWS_SERVICES, AwsSettings
+from engines.type_mappings import AWS_PROVIDER_TYPE, MAPPINGS, MAPPINGS_BY_TF, TypeMapping, snake, tf_name
 
 
 class GraphResource(Protocol):
@@ -38,48 +38,8 @@ class GraphResource(Protocol):
     def property_dependencies(self) -> Mapping[str, Sequence[str]]: ...
 
 
-@dataclass(frozen=True)
-class TypeMapping:
-    tf_type: str
-    renames: Mapping[str, str] = field(default_factory=dict)
-    blocks: frozenset[str] = frozenset()  # Terraform attribute names that are nested blocks
-    drop: frozenset[str] = frozenset()  # Pulumi-only inputs with no Terraform counterpart
-    id_attribute: str = "id"
-
-
-MAPPINGS: dict[str, TypeMapping] = {
-    "aws:iam/role:Role": TypeMapping("aws_iam_role", renames={"inlinePolicies": "inline_policy"},
-                                     blocks=frozenset({"inline_policy"})),
-    "aws:iam/policy:Policy": TypeMapping("aws_iam_policy"),
-    "aws:iam/rolePolicy:RolePolicy": TypeMapping("aws_iam_role_policy"),
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": TypeMapping("aws_iam_role_policy_attachment"),
-    "aws:organizations/policy:Policy": TypeMapping("aws_organizations_policy"),
-    "aws:organizations/policyAttachment:PolicyAttachment": TypeMapping("aws_organizations_policy_attachment"),
-    "aws:budgets/budget:Budget": TypeMapping(
-        "aws_budgets_budget", renames={"costFilters": "cost_filter", "notifications": "notification"},
-        blocks=frozenset({"cost_filter", "notification", "cost_types", "auto_adjust_data", "planned_limit"})),
-    "aws:eks/accessEntry:AccessEntry": TypeMapping("aws_eks_access_entry"),
-    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": TypeMapping(
-        "aws_eks_access_policy_association", blocks=frozenset({"access_scope"})),
-    "aws:sns/topic:Topic": TypeMapping("aws_sns_topic"),
-    "aws:sns/topicPolicy:TopicPolicy": TypeMapping("aws_sns_topic_policy"),
-}
-MAPPINGS_BY_TF = {m.tf_type: m for m in MAPPINGS.values()}
-AWS_PROVIDER_TYPE = "pulumi:providers:aws"
-
-
 class UnmappedResourceError(Exception):
     """The graph holds an `aws:*` type the terraform engine has no explicit mapping for."""
-
-
-def snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-
-
-def tf_name(logical: str) -> str:
-    """A Terraform resource name from a Pulumi logical name (letters, digits, '_', '-')."""
-    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", logical)
-    return cleaned if re.match(r"^[A-Za-z_]", cleaned) else f"r_{cleaned}"
 
 
 def _convert(value: Any) -> Any:

@@ -191,7 +191,7 @@ def copy_for_planning(root: Path, target: Path, *, attempts: int = 5) -> None:
     """A private copy of the state directory `root` in `target`, for a plan that must not touch
     (nor wait for) the shared one, e.g. a merge request's plan while a reconciler pass applies.
     Each stack's files are copied except saved plans (the copy makes its own); the plugin cache,
-    the shared provider lock and the graph cache (`engines.live.graphs`: entries keyed by stack
+    the shared provider lock and the graph cache (`engines.graphs`: entries keyed by stack
     input, written atomically) are linked, not copied (hundreds of MB; a thousand graphs a merge
     request's plan reuses). A state file caught mid-write is read again."""
     target.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws, seed_tree_clusters
 from embedded_aws.seed_org import seed_organization
-from engines.live.desired import DesiredObject
+from engines.desired import DesiredObject
 from engines.live.items import LiveScan
 from engines.live.runner import ScanContext, ScanUnit, run_units
 from engines.live.scan import scan_context

@@ -12,7 +12,7 @@ import functools
 from typing import Any
 
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws
-from engines.live.desired import DesiredObject, desired_objects
+from engines.desired import DesiredObject, desired_objects
 from engines.plan import Action
 from engines.settings import Settings
 from engines.terraform.adoption import Import, find_imports, imports_config

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from embedded_aws import EmbeddedAws
+from engines.desired import DesiredObject
 from engines.live import budgets
 from engines.live.budgets import BUDGET, AccountBudgets, compare
-from engines.live.desired import DesiredObject
 from engines.live.items import AttributeDrift, LiveScan
 from engines.live.runner import CallCounter
 from tests.engines.live_apply import applied_example, scan_service

@@ -16,8 +16,8 @@ import pytest
 from botocore.config import Config
 
 from embedded_aws import EmbeddedAws
+from engines.desired import DesiredObject
 from engines.live import eks_read
-from engines.live.desired import DesiredObject
 from engines.live.eks import ASSOCIATION, ENTRY, GovernedEksCluster, LiveEntry, LivePolicy, compare
 from engines.live.items import AttributeDrift, LiveScan
 from engines.live.runner import CallCounter, run_units

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engines.live.desired import DesiredObject, address_of
+from engines.desired import DesiredObject, address_of
 from engines.live.documents import canonical, same_document
 from engines.live.iam import ATTACHMENT, POLICY, ROLE, ROLE_POLICY, AccountIam, OrgIam, compare
 from engines.live.iam_documents import NOT_READ, BoundaryCheck

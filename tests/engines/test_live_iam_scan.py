@@ -14,8 +14,8 @@ import pytest
 from botocore.config import Config
 
 from embedded_aws import EmbeddedAws
+from engines.desired import DesiredObject, of_type
 from engines.live import iam_read
-from engines.live.desired import DesiredObject, of_type
 from engines.live.iam import IAM_TYPES, POLICY, ROLE, ROLE_POLICY
 from engines.live.items import LiveScan
 from engines.live.runner import CallCounter, ScanContext

@@ -12,8 +12,8 @@ from collections import Counter
 from typing import Any
 
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws
+from engines.desired import DesiredObject
 from engines.live import organizations
-from engines.live.desired import DesiredObject
 from engines.live.items import AttributeDrift, LiveScan
 from engines.live.organizations import ATTACHMENT, POLICY, LivePolicies, OrgPolicies, compare
 from engines.live.runner import CallCounter

@@ -12,8 +12,8 @@ from collections import Counter
 from typing import Any
 
 from embedded_aws import EmbeddedAws
+from engines.desired import DesiredObject
 from engines.live import sns
-from engines.live.desired import DesiredObject
 from engines.live.items import LiveScan
 from engines.live.sns import TOPIC, TOPIC_POLICY, PlaceTopics, compare
 from tests.engines.live_apply import applied_example, scan_service

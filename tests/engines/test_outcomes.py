@@ -16,7 +16,7 @@ from pulumi.automation.errors import CompilationError, ConcurrentUpdateError
 from engines.outcomes import NO_CREDENTIALS, Backoff, Failure, classify, classify_terraform_output, temporary
 from engines.plan import failure_lines
 from engines.settings import SettingsError
-from engines.terraform.runner import TerraformError
+from engines.terraform.errors import TerraformError
 from engines.terraform.workspace import MirrorNotFoundError
 from hypergov.validate import InvalidTreeError, validate_files
 from reconciler.applied_record import ReconcilerStateError

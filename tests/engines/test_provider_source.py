@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from engines.settings import SettingsError, load_settings
+from engines.terraform.errors import ProviderLockError, TerraformError
 from engines.terraform.locks import AWS_PROVIDER, STACK_LOCK, LockEntry, ProviderLock, parse_lock
-from engines.terraform.runner import ProviderLockError, TerraformError
 from engines.terraform.workspace import (
     GO_GC_PERCENT,
     MirrorNotFoundError,

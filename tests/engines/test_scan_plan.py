@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.live.desired import DesiredObject, address_of
+from engines.desired import DesiredObject, address_of
 from engines.live.items import AttributeDrift, DriftItem
 from engines.live.scan_plan import scan_changes, stack_changes, terraform_name
 from engines.plan import Action

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from engines.terraform.errors import ProviderLockError
 from engines.terraform.locks import AWS_PROVIDER, STACK_LOCK, parse_lock
-from engines.terraform.runner import ProviderLockError, TerraformRunner
+from engines.terraform.runner import TerraformRunner
 from engines.terraform.workspace import ProviderSource, Workspace, prepare_workspace, resolve_provider_source
 
 pytestmark = pytest.mark.integration

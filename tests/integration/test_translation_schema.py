@@ -13,8 +13,9 @@ import pytest
 from benchmarks.synthetic import generate_org
 from engines.settings import AwsSettings
 from engines.terraform.runner import TerraformRunner
-from engines.terraform.translate import MAPPINGS, check_against_schema, translate
+from engines.terraform.translate import check_against_schema, translate
 from engines.terraform.workspace import prepare_workspace, resolve_provider_source
+from engines.type_mappings import MAPPINGS
 from hypergov.validate import validate_files
 from stacks.graph import capture_graph
 from stacks.spec import plan_stacks

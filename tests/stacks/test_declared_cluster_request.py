@@ -65,7 +65,7 @@ def test_a_live_cluster_is_imported_by_pulumi_not_created_twice() -> None:
     imported = cluster_resource(live)
     assert imported.import_id == arn  # type: ignore[attr-defined]
     assert imported.as_dict()["importId"] == arn  # type: ignore[attr-defined]
-    from engines.live.graphs import _from_json, _to_json  # the graph cache keeps it
+    from engines.graphs import _from_json, _to_json  # the graph cache keeps it
 
     graph = capture_graph(live, "cluster-trn-east")
     assert _from_json(_to_json(graph)) == graph

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.kube import KubeObject, declared_objects
-from engines.terraform.translate import MAPPINGS, tf_name
+from engines.type_mappings import MAPPINGS, tf_name
 from stacks.graph import ResourceGraph
 
 AWS_PROVIDER = "pulumi:providers:aws"
