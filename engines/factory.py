@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engines import ownership
 from engines.aws_clients import AwsClients
 from engines.hyperpod.cluster_executor import ClusterExecutor
 from engines.hyperpod.executor import HyperPodExecutor
-from engines import ownership
 from engines.kube import DynamicKubeApi, KubeApi
 from engines.objects import LocalRecords, RecordStore, S3Records
 from engines.plan import ApplyResult, Plan

@@ -18,7 +18,7 @@ import getpass
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, cast
+from typing import Literal
 
 from engines.objects import RecordStore, RecordUnreadable, WriteConflict
 from engines.outcomes import PermanentError
@@ -49,7 +49,7 @@ def parse_ownership(data: dict[str, object], where: str) -> Ownership:
     if engine not in _ENGINES:
         raise RecordUnreadable(f"{where}: 'engine' is {engine!r}; it must be 'terraform' or 'pulumi' "
                                "(rewrite the record with the engine that owns the org's objects)")
-    return Ownership(engine=cast(EngineKind, engine), since=str(data.get("since", "")), by=str(data.get("by", "")))
+    return Ownership(engine=engine, since=str(data.get("since", "")), by=str(data.get("by", "")))
 
 
 def refusal(owner: Ownership | None, engine: EngineKind, *, where: str) -> str | None:

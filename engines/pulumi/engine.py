@@ -32,8 +32,8 @@ from engines.plan import (
     StackName,
 )
 from engines.protocol import Progress
-from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.pulumi.workspace import ProgramInput, build_workspace
+from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
 from hypergov.model.tree import GovernanceTree
 from stacks.spec import plan_stacks

@@ -90,5 +90,5 @@ def build_workspace(tree: GovernanceTree, settings: Settings, root: Path) -> Pro
         path.write_bytes(body)
     shutil.copyfile(PROGRAM_DIR / "__main__.py", work_dir / "__main__.py")
     (work_dir / "Pulumi.yaml").write_text(yaml.safe_dump(project_file(), sort_keys=False), encoding="utf-8")
-    configs = {spec.name: stack_config(spec, config_dir=config_dir, settings=settings) for spec in plan_stacks(tree)}
+    configs = {str(spec.name): stack_config(spec, config_dir=config_dir, settings=settings) for spec in plan_stacks(tree)}
     return ProgramInput(work_dir=work_dir, config_dir=config_dir, configs=configs)

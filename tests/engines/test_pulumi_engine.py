@@ -20,9 +20,9 @@ from pulumi.automation import (
     OpType,
     PreviewResult,
     ResourcePreEvent,
+    StackSummary,
     StepEventMetadata,
     StepEventStateMetadata,
-    StackSummary,
     UpdateSummary,
     UpResult,
 )
