@@ -1,8 +1,10 @@
 """The pulumi engine: Pulumi's Automation API (LocalWorkspace) over the same program that
 `pulumi up` runs for administrators.
 
-This seam is deliberately thin: select the stack, preview with a saved plan file, `up` exactly
-that plan, refresh, destroy a stack that left the tree. Everything it returns is converted by
+This seam is deliberately thin: write the program and the tree it was given into a workspace
+(`engines.pulumi.workspace`), select the stack (or create it: a new project's first plan), set
+its config, preview with a saved plan file, `up` exactly that plan, refresh, destroy a stack
+that left the tree. Everything it returns is converted by
 pure functions over Pulumi's engine events (`changes_from_events`, `_checked`) that are tested
 without the CLI. The Pulumi CLI cannot be installed on every machine (the installers download
 from the internet); without it every stack's outcome is a permanent failure saying what to

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 import git
@@ -20,6 +21,7 @@ import yaml
 
 from engines.hyperpod.cluster_executor import with_cluster_arns
 from engines.plan import Plan, StackName
+from engines.pulumi.workspace import PROGRAM_DIR
 from engines.settings import Settings
 from hypergov.gitsource import read_tree_at
 from hypergov.validate import load_valid_tree
@@ -28,6 +30,7 @@ from tests.engines.test_pulumi_engine import FakeStack, FakeWorkspace, fake_engi
 from tests.example_tree import CONFIG, example_files, valid_tree
 
 # What SageMaker gave the cluster the cluster phase created (its last part is generated).
+REPO = Path(__file__).resolve().parents[2]
 LIVE_ARN = "arn:aws:sagemaker:us-west-2:111122223333:cluster/l1v3c1u5t3r0"
 
 
@@ -99,3 +102,13 @@ def test_auto_is_terraform_even_with_the_pulumi_cli_on_path(tmp_path: Path, monk
     assert Settings(engine="auto").resolved_engine() == "terraform"
     assert Settings(engine="auto").resolved_engine(owner="pulumi") == "pulumi"  # the org's record decides
     assert Settings(engine="pulumi").resolved_engine(owner=None) == "pulumi"
+
+
+def test_the_program_ships_in_the_package() -> None:
+    """A wheel has no checkout: the program is package data (a `pip wheel` of the project lists
+    engines/pulumi/program/Pulumi.yaml and __main__.py), and the checkout's entry point is the same program."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    shipped = pyproject["tool"]["setuptools"]["package-data"]["engines.pulumi"]
+    package = REPO / "engines" / "pulumi"
+    assert sorted(p.name for g in shipped for p in package.glob(g)) == ["Pulumi.yaml", "__main__.py"]
+    assert (PROGRAM_DIR / "__main__.py").read_text() == (REPO / "__main__.py").read_text()
