@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_aws_native as aws_native
@@ -75,8 +75,9 @@ class ClusterGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         self.kubernetes = KubernetesObjects(parent=self, provider=args.kubernetes)
+        self.hyperpod_cluster: aws_native.sagemaker.Cluster | None = None
         if args.view.cluster.hyperpod.managed and not args.view.cluster.hyperpod.decommission:
-            self._hyperpod_cluster(args)
+            self.hyperpod_cluster = self._hyperpod_cluster(args)
         if args.view.cluster.hyperpod.decommission:
             # Nothing is declared on a cluster being decommissioned: its scheduler config (and any
             # quota left) is deleted with it by the HyperPod cluster executor, and not recreated.
@@ -87,13 +88,13 @@ class ClusterGovernance(pulumi.ComponentResource):
             self._plain_eks(args)
         self.register_outputs({"cluster": args.view.name, "teams": sorted(args.view.teams)})
 
-    def _hyperpod_cluster(self, args: ClusterGovernanceArgs) -> None:
+    def _hyperpod_cluster(self, args: ClusterGovernanceArgs) -> aws_native.sagemaker.Cluster:
         """The HyperPod cluster itself (pulumi-aws-native `sagemaker.Cluster`), from the same
         CreateCluster request the HyperPod cluster executor sends (the terraform engine's path:
         the installed Terraform AWS provider has no HyperPod cluster resource)."""
         org, cluster = args.view.org, args.view.cluster
         request = create_cluster_request(cluster, eks_cluster_arn=arns.eks_cluster_arn(org, cluster))
-        aws_native.sagemaker.Cluster(
+        return aws_native.sagemaker.Cluster(
             "hyperpod-cluster", **aws_native_inputs(request),
             tags=as_tag_list(cost_tags(org, layer="cluster", cluster=(args.view.name, cluster))),  # type: ignore[arg-type]
             opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native,
@@ -106,7 +107,7 @@ class ClusterGovernance(pulumi.ComponentResource):
 
     def _task_governance(self, args: ClusterGovernanceArgs) -> None:
         org, cluster = args.view.org, args.view.cluster
-        cluster_arn = required_cluster_arn(args.view.name, cluster)
+        cluster_arn = self._cluster_arn(args)
         config = ClusterSchedulerConfig(
             "scheduler-config", provider=args.scheduler_config_provider,
             request=args.view.scheduler_config_request(cluster_arn=cluster_arn),
@@ -120,6 +121,18 @@ class ClusterGovernance(pulumi.ComponentResource):
                 tags=as_tag_list(  # type: ignore[arg-type]  # plain dicts for typed args
                     cost_tags(org, layer="cluster", project=(team, project), cluster=(args.view.name, cluster))),
                 opts=pulumi.ResourceOptions(parent=self, provider=args.aws_native, depends_on=[config]))
+
+    def _cluster_arn(self, args: ClusterGovernanceArgs) -> str:
+        """The ARN the scheduler config and quotas bind to: the tree's (or the live one the engine
+        put in the view), else, for a cluster this program declares, the declared cluster's ARN
+        output: SageMaker generates its last part, so it is known once the cluster is created, and
+        Pulumi orders the quotas after the cluster by that dependency."""
+        cluster = args.view.cluster
+        if cluster.hyperpod.arn is None and self.hyperpod_cluster is not None:
+            # An Output where the request builders expect a string: Pulumi resolves inputs nested in
+            # a resource's arguments, so the request carries it unresolved until the cluster exists.
+            return cast(str, self.hyperpod_cluster.cluster_arn)
+        return required_cluster_arn(args.view.name, cluster)
 
     def _plain_eks(self, args: ClusterGovernanceArgs) -> None:
         org, cluster, kube = args.view.org, args.view.cluster, self.kubernetes

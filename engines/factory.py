@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from engines import ownership
 from engines.aws_clients import AwsClients
 from engines.hyperpod.cluster_executor import ClusterExecutor
 from engines.hyperpod.executor import HyperPodExecutor
 from engines.kube import DynamicKubeApi, KubeApi
 from engines.objects import LocalRecords, RecordStore, S3Records
+from engines.plan import ApplyResult, Plan
 from engines.protocol import Engine
 from engines.pulumi.engine import PulumiEngine
 from engines.settings import Settings
@@ -87,9 +90,34 @@ def cluster_executor(settings: Settings, tree: GovernanceTree, *,
 
 
 def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
-                 environ: dict[str, str] | None = None) -> Engine:
-    """The engine `settings.engine` selects: `auto` is pulumi where the Pulumi CLI is installed,
-    else terraform. The pulumi engine refuses clearly (permanently) where its CLI is missing."""
-    if settings.resolved_engine() == "pulumi":
-        return PulumiEngine(settings=settings, tree=tree, source_commit=source_commit, environ=environ)
-    return terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
+                 environ: dict[str, str] | None = None, records: RecordStore | None = None) -> Engine:
+    """The engine `settings.engine` selects (`auto`: the engine that owns the org's objects, else
+    terraform). Refuses (`EngineOwnedElsewhereError`) when the org's ownership record names the
+    other engine; the engine records itself as the owner on its first apply. `records`: the shared
+    record store (default: `reconciler_records`). The pulumi engine refuses clearly (permanently)
+    where its CLI is missing."""
+    if records is None:
+        records = reconciler_records(settings, region=tree.org.model.home_region if tree.org else None)
+    owner = ownership.owner_of(records)
+    kind = settings.resolved_engine(owner=owner.engine if owner else None)
+    ownership.require_owner(records, kind)
+    engine: Engine
+    if kind == "pulumi":
+        engine = PulumiEngine(settings=settings, tree=tree, source_commit=source_commit, environ=environ)
+    else:
+        engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
+    return _claiming_on_first_apply(engine, records, kind)
+
+
+def _claiming_on_first_apply(engine: Engine, records: RecordStore, kind: ownership.EngineKind) -> Engine:
+    """The engine, recording itself as the org's owner before it first applies a change. Wrapped on
+    the instance (not in a proxy) so callers still see the engine's own type."""
+    apply_many = engine.apply_many
+
+    def claiming(plans: Sequence[Plan], **kwargs: Any) -> list[ApplyResult]:
+        if any(not plan.is_empty for plan in plans):
+            ownership.claim(records, kind)
+        return apply_many(plans, **kwargs)
+
+    object.__setattr__(engine, "apply_many", claiming)
+    return engine

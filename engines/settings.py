@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engines.outcomes import PermanentError
 from engines.state_url import parse_state_url
+from hypergov.naming import ACCOUNT_ACCESS_ROLE
 
 EngineName = Literal["auto", "pulumi", "terraform"]
 ProviderSourceName = Literal["auto", "mirror", "registry"]
@@ -37,7 +37,7 @@ class AwsSettings(_Strict):
         "one URL serving every AWS service (the embedded endpoint); unset for real AWS"))
     endpoints: dict[str, str] = Field(default_factory=dict, description="per-service endpoint overrides")
     profile: str | None = Field(default=None, description="AWS shared-config profile to use")
-    account_access_role: str = Field(default="OrganizationAccountAccessRole", description=(
+    account_access_role: str = Field(default=ACCOUNT_ACCESS_ROLE, description=(
         "role assumed in each member account that hosts clusters"))
     max_retries: Annotated[int, Field(ge=0, le=25)] = Field(default=5, description=(
         "AWS SDK retries (terraform provider and boto3); low against the embedded endpoint"))
@@ -114,11 +114,13 @@ class Settings(_Strict):
             raise ValueError(f"{value!r} is not a usable Git branch name (e.g. hypergov/audit)")
         return value
 
-    def resolved_engine(self) -> Literal["pulumi", "terraform"]:
-        """`auto` is pulumi when its CLI is installed, else terraform."""
+    def resolved_engine(self, owner: Literal["pulumi", "terraform"] | None = None) -> Literal["pulumi", "terraform"]:
+        """`auto` is the engine that owns the org's objects (`owner`, from `engines.ownership`'s
+        record), else terraform, the default engine. Never whichever CLI happens to be installed:
+        on a machine with the Pulumi CLI, `auto` would silently switch engines and state stores."""
         if self.engine != "auto":
             return self.engine
-        return "pulumi" if shutil.which("pulumi") else "terraform"
+        return owner or "terraform"
 
 
 class SettingsError(PermanentError):

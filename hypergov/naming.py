@@ -10,6 +10,10 @@ import re
 
 from hypergov.model.common import Persona
 
+# The role AWS Organizations creates in every member account it creates, trusted by the
+# management account: what each account's AWS provider assumes, in both engines, by default.
+ACCOUNT_ACCESS_ROLE = "OrganizationAccountAccessRole"
+
 PERSONA_SLUG: dict[Persona, str] = {"ProjectLead": "lead", "Engineer": "engineer", "Viewer": "viewer"}
 
 

@@ -14,13 +14,15 @@ terraform engine plans every object and applies them with its own kubeconfig set
 them "not applied: no kubeconfig".
 
 Every AWS resource goes through an explicit provider per account and region, so one stack can
-span accounts: with `hypergov:assumeRoleName` set, the provider of each account assumes that role
-there (e.g. OrganizationAccountAccessRole); without it, all accounts use the ambient credentials.
+span accounts: the provider of each account assumes the org's account access role there
+(`hypergov.naming.ACCOUNT_ACCESS_ROLE`, the terraform engine's default too), or the role
+`hypergov:assumeRoleName` names; set to '' all accounts use the ambient credentials.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import pulumi
@@ -34,6 +36,7 @@ from components.cluster import ClusterGovernance, ClusterGovernanceArgs
 from components.organization import OrganizationGovernance, OrganizationGovernanceArgs
 from components.project import ProjectGovernance, ProjectGovernanceArgs
 from components.workload import WorkloadPolicy, WorkloadPolicyArgs
+from hypergov import naming
 from hypergov.model.org import Organization
 from hypergov.stack_views import ClusterView, OrgView, ProjectView, StackKind, StackView, stack_view
 from hypergov.validate import InvalidTreeError, load_valid_tree
@@ -55,6 +58,8 @@ class StackSettings:
     scheduler_config_provider: ResourceProvider
     config_dir: str = "config"
     kubeconfig: str = ""
+    # cluster -> kubeconfig (its current context): the engine's `kubeconfigs` setting, ahead of `kubeconfig`
+    kubeconfigs: Mapping[str, str] = field(default_factory=dict)
     assume_role_name: str = ""
 
 
@@ -77,7 +82,8 @@ class Providers:
             role = self.role_arn(account)
             self._aws[key] = aws.Provider(f"aws-{alias}-{region}", region=region,
                                           allowed_account_ids=[account],
-                                          assume_role={"role_arn": role, "session_name": "hypergov"} if role else None)
+                                          assume_role=aws.ProviderAssumeRoleArgs(role_arn=role, session_name="hypergov")
+                                          if role else None)
         return self._aws[key]
 
     def management(self) -> aws.Provider:
@@ -87,11 +93,15 @@ class Providers:
         alias = next(a.name for a in self.org.accounts if str(a.id) == account)
         role = self.role_arn(account)
         return aws_native.Provider(f"aws-native-{alias}-{region}", region=region,
-                                   assume_role={"role_arn": role, "session_name": "hypergov"} if role else None)
+                                   assume_role=aws_native.ProviderAssumeRoleArgs(role_arn=role, session_name="hypergov")
+                                   if role else None)
 
     def kubernetes(self, cluster: str, eks_name: str) -> k8s.Provider | None:
         """The cluster's provider (the kubeconfig's context named after the EKS cluster), or None
         (declare no object) when there is no kubeconfig and the mode says to skip."""
+        own = self.settings.kubeconfigs.get(cluster)
+        if own:  # the cluster's own kubeconfig (as the terraform engine reads it): its current context
+            return k8s.Provider(f"k8s-{cluster}", kubeconfig=own)
         kubeconfig = self.settings.kubeconfig
         if not kubeconfig and self.settings.kubernetes == "skip-without-kubeconfig":
             return None
@@ -167,16 +177,24 @@ def _declare_project(view: ProjectView, providers: Providers) -> dict[str, int]:
 
 
 def settings_from_config(scheduler_config_provider: ResourceProvider) -> StackSettings:
+    """The stack's settings from its config. `hypergov:assumeRoleName` absent: each account's provider
+    assumes the org's account access role (as the terraform engine does); set to '' to use the
+    ambient credentials in every account (a single-account org run from inside it)."""
     config = pulumi.Config("hypergov")
     kind = config.require("kind")
     if kind not in ("org", "cluster", "project"):
         raise pulumi.RunError(f"hypergov:kind is '{kind}'; it must be org, cluster or project "
                               "(regenerate the stack files with 'hypergov stacks generate')")
+    role = config.get("assumeRoleName")
+    kubeconfigs = config.get_object("kubeconfigs") or {}
+    if not isinstance(kubeconfigs, dict):
+        raise pulumi.RunError("hypergov:kubeconfigs must be a mapping of cluster name -> kubeconfig path")
     return StackSettings(kind=kind, name=config.require("name"),  # type: ignore[arg-type]
                          kubernetes="skip-without-kubeconfig", scheduler_config_provider=scheduler_config_provider,
                          config_dir=config.get("configDir") or "config",
                          kubeconfig=config.get("kubeconfig") or "",
-                         assume_role_name=config.get("assumeRoleName") or "")
+                         kubeconfigs={str(k): str(v) for k, v in kubeconfigs.items()},
+                         assume_role_name=naming.ACCOUNT_ACCESS_ROLE if role is None else role)
 
 
 def main(scheduler_config_provider: ResourceProvider) -> None:

@@ -1,8 +1,10 @@
 """The pulumi engine: Pulumi's Automation API (LocalWorkspace) over the same program that
 `pulumi up` runs for administrators.
 
-This seam is deliberately thin: select the stack, preview with a saved plan file, `up` exactly
-that plan, refresh, destroy a stack that left the tree. Everything it returns is converted by
+This seam is deliberately thin: write the program and the tree it was given into a workspace
+(`engines.pulumi.workspace`), select the stack (or create it: a new project's first plan), set
+its config, preview with a saved plan file, `up` exactly that plan, refresh, destroy a stack
+that left the tree. Everything it returns is converted by
 pure functions over Pulumi's engine events (`changes_from_events`, `_checked`) that are tested
 without the CLI. The Pulumi CLI cannot be installed on every machine (the installers download
 from the internet); without it every stack's outcome is a permanent failure saying what to
@@ -32,6 +34,7 @@ from engines.plan import (
     StackName,
 )
 from engines.protocol import Progress
+from engines.pulumi.workspace import ProgramInput, build_workspace
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
 from hypergov.model.tree import GovernanceTree
@@ -107,7 +110,13 @@ class AutomationStack(Protocol):
     def preview_refresh(self, **kwargs: Any) -> Any: ...
 
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]  # holds Pulumi.yaml and __main__.py
+class AutomationWorkspace(Protocol):
+    """The slice of `pulumi.automation.LocalWorkspace` this engine calls (same seam)."""
+
+    def list_stacks(self) -> list[Any]: ...
+    def select_stack(self, stack_name: str) -> None: ...
+    def create_stack(self, stack_name: str) -> None: ...
+    def set_all_config(self, stack_name: str, config: Any, path: bool = False) -> None: ...
 
 
 @dataclass
@@ -118,7 +127,8 @@ class _Planned:
 
 @dataclass
 class PulumiEngine:
-    """The `Engine` of Pulumi's Automation API over the project's own program (`__main__.py`).
+    """The `Engine` of Pulumi's Automation API over hypergov's program (`program/__main__.py`),
+    run in a workspace holding exactly the tree this engine was given (`engines.pulumi.workspace`).
 
     Apply runs exactly what was previewed: `preview(plan=FILE)` saves Pulumi's update plan and
     `up(plan=FILE)` refuses to do anything else; the file's hash is part of the reviewed plan.
@@ -129,11 +139,13 @@ class PulumiEngine:
     tree: GovernanceTree
     source_commit: str | None = None
     environ: Mapping[str, str] | None = None
-    project_dir: Path = PROJECT_DIR
-    select: Callable[[StackName], AutomationStack] | None = None  # default: LocalWorkspace + the CLI
-    list_stacks: Callable[[], list[str]] | None = None
+    # The Automation API boundary (default: LocalWorkspace and Stack over the Pulumi CLI).
+    open_workspace: Callable[[ProgramInput, dict[str, str]], AutomationWorkspace] | None = None
+    stack_in: Callable[[StackName, AutomationWorkspace], AutomationStack] | None = None
     name: str = "pulumi"
     _planned: dict[StackName, _Planned] = field(default_factory=dict)
+    _workspace: tuple[ProgramInput, AutomationWorkspace] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # --- the Automation API boundary -----------------------------------------------------------
     def _options(self) -> dict[str, str]:
@@ -144,23 +156,30 @@ class PulumiEngine:
             env["PULUMI_CONFIG_PASSPHRASE"] = passphrase
         return env
 
-    def _stack(self, stack: StackName) -> AutomationStack:
-        if self.select is not None:
-            return self.select(stack)
-        require_pulumi_cli()
-        from pulumi import automation as auto  # imported late: only this engine needs it
+    def workspace(self) -> tuple[ProgramInput, AutomationWorkspace]:
+        """The program and this engine's tree written once per engine, and the workspace over it."""
+        with self._lock:  # stacks are planned from worker threads
+            if self._workspace is None:
+                program = build_workspace(self.tree, self.settings, Path(self.settings.state_dir) / "pulumi-workspaces")
+                self._workspace = (program, (self.open_workspace or _local_workspace)(program, self._options()))
+            return self._workspace
 
-        opts = auto.LocalWorkspaceOptions(work_dir=str(self.project_dir), env_vars=self._options())
-        selected = auto.select_stack(stack_name=stack, work_dir=str(self.project_dir), opts=opts)
-        return cast(AutomationStack, selected)
+    def _stack(self, stack: StackName, *, configure: bool = True) -> AutomationStack:
+        """The stack, created when it does not exist yet (a new project's first plan), its config
+        set to this run's input (not for a stack being destroyed: it left the tree)."""
+        from pulumi.automation import ConfigValue, StackNotFoundError  # imported late: only this engine needs it
+
+        program, workspace = self.workspace()
+        try:
+            workspace.select_stack(stack)
+        except StackNotFoundError:
+            workspace.create_stack(stack)
+        if configure and stack in program.configs:
+            workspace.set_all_config(stack, {k: ConfigValue(value=v) for k, v in program.configs[stack].items()})
+        return (self.stack_in or _automation_stack)(stack, workspace)
 
     def known_stacks(self) -> list[StackName]:
-        if self.list_stacks is not None:
-            return sorted(StackName(n) for n in self.list_stacks())
-        require_pulumi_cli()
-        from pulumi import automation as auto
-
-        workspace = auto.LocalWorkspace(work_dir=str(self.project_dir), env_vars=self._options())
+        _, workspace = self.workspace()
         return sorted(StackName(s.name) for s in workspace.list_stacks())
 
     # --- plan ----------------------------------------------------------------------------------
@@ -171,7 +190,7 @@ class PulumiEngine:
 
     def _plan_one(self, stack: StackName, *, destroy: bool) -> Plan:
         events: list[Any] = []
-        target = self._stack(stack)
+        target = self._stack(stack, configure=not destroy)
         plan_file = self._plan_file(stack)
         plan_file.unlink(missing_ok=True)
         if destroy:
@@ -205,7 +224,7 @@ class PulumiEngine:
         if plan.is_empty:
             return ApplyResult(stack=stack)
         events: list[Any] = []
-        target = self._stack(stack)
+        target = self._stack(stack, configure=not planned.destroy)
         if planned.destroy:
             result = target.destroy(on_event=events.append)
         else:
@@ -229,6 +248,19 @@ class PulumiEngine:
                      progress: Progress[DriftOutcome] | None = None) -> dict[StackName, DriftOutcome]:
         return run_in_parallel(stacks, self._refresh_one, parallelism=self.settings.terraform.parallelism,
                                progress=progress)
+
+
+def _local_workspace(program: ProgramInput, env: dict[str, str]) -> AutomationWorkspace:
+    require_pulumi_cli()
+    from pulumi import automation as auto
+
+    return cast(AutomationWorkspace, auto.LocalWorkspace(work_dir=str(program.work_dir), env_vars=env))
+
+
+def _automation_stack(stack: StackName, workspace: AutomationWorkspace) -> AutomationStack:
+    from pulumi import automation as auto
+
+    return cast(AutomationStack, auto.Stack.select(stack, cast(auto.LocalWorkspace, workspace)))
 
 
 def _artifact(plan_file: Path, changes: Sequence[ResourceChange]) -> str:

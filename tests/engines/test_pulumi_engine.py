@@ -14,25 +14,29 @@ from typing import Any
 
 import pytest
 from pulumi.automation import (
+    ConfigValue,
     DiagnosticEvent,
     EngineEvent,
     OpType,
     PreviewResult,
     ResourcePreEvent,
+    StackSummary,
     StepEventMetadata,
     StepEventStateMetadata,
     UpdateSummary,
     UpResult,
 )
 from pulumi.automation._cmd import CommandResult
-from pulumi.automation.errors import ConcurrentUpdateError
+from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 
 from engines.factory import build_engine
 from engines.outcomes import Failure
 from engines.plan import Action, Drift, Plan, StackName
 from engines.protocol import Engine
 from engines.pulumi.engine import PulumiEngine, changes_from_events
+from engines.pulumi.workspace import ProgramInput
 from engines.settings import Settings
+from hypergov.model.tree import GovernanceTree
 from tests.example_tree import example_tree
 
 
@@ -75,7 +79,7 @@ def test_refresh_events_compare_outputs() -> None:
 @pytest.mark.skipif(shutil.which("pulumi") is not None, reason="the Pulumi CLI is installed here")
 def test_engine_refuses_clearly_without_the_cli(tmp_path: Path) -> None:
     """Without the CLI every stack's outcome is a permanent failure that says what to do; nothing raises."""
-    engine = PulumiEngine(settings=Settings(state_dir=tmp_path), tree=example_tree(), project_dir=tmp_path)
+    engine = PulumiEngine(settings=Settings(state_dir=tmp_path), tree=example_tree())
     outcomes = engine.plan_many([StackName("org"), StackName("project-vision")])
     for outcome in outcomes.values():
         assert isinstance(outcome, Failure) and outcome.kind == "permanent"
@@ -142,10 +146,49 @@ class FakeStack:
         return PreviewResult(stdout="", stderr="", change_summary={OpType.REFRESH: 1})
 
 
+@dataclass
+class FakeWorkspace:
+    """Answers like `pulumi.automation.LocalWorkspace` over `stacks` (the backend's stacks); records
+    the program input it was opened on and every call."""
+
+    program: ProgramInput
+    stacks: dict[str, FakeStack]
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    configs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def list_stacks(self) -> list[StackSummary]:
+        return [StackSummary(name=n, current=False) for n in sorted(self.stacks)]
+
+    def select_stack(self, stack_name: str) -> None:
+        self.calls.append(("select", stack_name))
+        if stack_name not in self.stacks:  # what LocalWorkspace raises (`pulumi stack select` exit)
+            raise StackNotFoundError(CommandResult(stdout="", stderr=f"no stack named '{stack_name}' found",
+                                                   code=255))
+
+    def create_stack(self, stack_name: str) -> None:
+        self.calls.append(("create", stack_name))
+        self.stacks[stack_name] = FakeStack(stack_name)
+
+    def set_all_config(self, stack_name: str, config: dict[str, ConfigValue], path: bool = False) -> None:
+        self.configs[stack_name] = {k: v.value for k, v in config.items()}
+
+
+def fake_engine(settings: Settings, tree: GovernanceTree, stacks: dict[str, FakeStack],
+                opened: list[FakeWorkspace] | None = None) -> PulumiEngine:
+    """The engine with its Automation boundary answered by `FakeWorkspace` and `FakeStack`."""
+    def open_workspace(program: ProgramInput, env: dict[str, str]) -> FakeWorkspace:
+        workspace = FakeWorkspace(program, stacks)
+        (opened if opened is not None else []).append(workspace)
+        return workspace
+
+    return PulumiEngine(settings=settings, tree=tree, open_workspace=open_workspace,
+                        stack_in=lambda name, workspace: stacks[name])
+
+
 def _engine(tmp_path: Path, stacks: dict[str, FakeStack]) -> PulumiEngine:
-    return PulumiEngine(settings=Settings(state_dir=tmp_path, engine="pulumi"), tree=example_tree(),
-                        select=lambda name: stacks.setdefault(name, FakeStack(name)),
-                        list_stacks=lambda: sorted(stacks))
+    for name in ("org", "project-vision"):  # stacks the backend already has
+        stacks.setdefault(name, FakeStack(name))
+    return fake_engine(Settings(state_dir=tmp_path, engine="pulumi"), example_tree(), stacks)
 
 
 def test_apply_runs_exactly_the_saved_preview_in_dependency_order(tmp_path: Path) -> None:
@@ -202,7 +245,7 @@ def test_cli_errors_are_classified(tmp_path: Path) -> None:
 def test_destroy_refresh_and_known_stacks(tmp_path: Path) -> None:
     stacks: dict[str, FakeStack] = {"project-gone": FakeStack("project-gone")}
     engine = _engine(tmp_path, stacks)
-    assert engine.known_stacks() == ["project-gone"]
+    assert engine.known_stacks() == ["org", "project-gone", "project-vision"]
     outcomes = engine.plan_many([], destroy=[StackName("project-gone")])
     plan = outcomes[StackName("project-gone")]
     assert isinstance(plan, Plan) and [c.action for c in plan.changes] == [Action.DELETE]
@@ -217,7 +260,5 @@ def test_the_engine_setting_selects_the_engine(tmp_path: Path) -> None:
     tree = example_tree()
     pulumi = build_engine(Settings(state_dir=tmp_path, engine="pulumi"), tree)
     assert isinstance(pulumi, PulumiEngine) and pulumi.name == "pulumi"
-    if shutil.which("pulumi") is None:  # auto: pulumi only where its CLI is installed
-        assert Settings(engine="auto").resolved_engine() == "terraform"
     engine: Engine = pulumi  # both engines satisfy the Protocol the CLI and the reconciler use
     assert engine.name == "pulumi"

@@ -28,6 +28,7 @@ from pulumi.runtime import get_config_env, get_config_secret_keys_env
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from engines.settings import Settings
 from hypergov.validate import load_valid_tree
 from stacks.files import STACK_CONFIG_DIR
 from stacks.graph import PROJECT, GraphResource, ResourceGraph, capture_graph, mocked_runtime
@@ -88,7 +89,10 @@ def run_program(stack: str, config: dict[str, str], monkeypatch: pytest.MonkeyPa
 
 
 def _captured(stack: str, config: dict[str, str], *, kubeconfig: str = "") -> ResourceGraph:
-    return capture_graph(REPO / config["hypergov:configDir"], stack, kubeconfig=kubeconfig)
+    # The role the terraform engine assumes by default (its `aws.account_access_role` setting), as
+    # `pulumi up` does without `hypergov:assumeRoleName` (the generated stack files set none).
+    return capture_graph(REPO / config["hypergov:configDir"], stack, kubeconfig=kubeconfig,
+                         assume_role_name=Settings().aws.account_access_role)
 
 
 def test_the_stack_files_are_the_projects() -> None:
