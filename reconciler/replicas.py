@@ -197,8 +197,8 @@ class Replica:
     def own_state(self, branch: str, pass_id: str) -> str | None:
         """The leader's own stacks in the pass (`ownApplied`): "applied", "failed" or None (not yet)."""
         found = self.records.read(pass_record(branch))
-        if found is None or found.data.get("pass") != pass_id:
-            return FAILED  # a newer pass replaced it: this one is over
+        if found is None or found.data.get("pass") != pass_id or found.data.get("state") != RUNNING:
+            return FAILED  # a newer pass replaced it, or the leader concluded it: this one is over
         return str(found.data["own"]) if found.data.get("own") in (APPLIED, FAILED) else None
 
     def own_done(self, branch: str, *, leader: Held, ok: bool) -> None:
