@@ -5,7 +5,8 @@ declares around the stacks in the order AWS needs (`reconciler.clusters`). Exit 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,22 +14,28 @@ import click
 
 from cli.plan import (
     _common,
+    _plan_progress,
     _report_failures,
+    _stacks,
     _state_lock,
+    cli_engine,
     cli_errors,
     load_cli_settings,
-    plan_all,
-    planned_clusters,
     report_audit,
     report_interrupted,
+    to_stderr,
     valid_tree,
 )
+from engines.plan import ApplyResult
 from engines.settings import Settings
 from reconciler.render import apply_line, render_text
 
 if TYPE_CHECKING:
-    from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedCluster
+    from engines.hyperpod.cluster_executor import ClusterExecutor
+    from hypergov.model.tree import GovernanceTree
     from reconciler.audit import AuditLog
+    from reconciler.clusters import ClustersApplied
+    from reconciler.rollout import ClusterRollout, Source
 
 
 @click.command("apply", epilog="Exit status: 0 applied (or nothing to apply), 1 any error, failure or refusal "
@@ -65,81 +72,103 @@ def apply_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
 
 
 def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit: AuditLog | None) -> None:
-    """The declared clusters' first phase (create, adopt, scale: the stacks bind to the live
-    clusters), then the stacks, then the decommissions (`reconciler.clusters`); each shown and
-    applied between its own intent and outcome records. Without --stack only: a `--stack` run
-    applies only those stacks (with the clusters' live ARNs)."""
-    from engines.hyperpod.cluster_executor import cluster_plan
-    from reconciler.audit import commit_author, source_commit
-    from reconciler.clusters import phases
-    from reconciler.write_ahead import apply_audited
+    """The rollout every applier runs (`reconciler.rollout`), shown and confirmed step by step:
+    the declared clusters' first phase (create, adopt, scale: the stacks bind to the live
+    clusters), every stack planned and judged against its review, the audited apply, then the
+    decommissions. A `--stack` run applies only those stacks (with the clusters' live ARNs)."""
+    from engines.factory import reconciler_records
+    from engines.hyperpod.cluster_executor import awaiting_cluster
+    from engines.plan import Plan
+    from reconciler.pass_result import Scope
+    from reconciler.rollout import Carrying, ClusterRollout, ReviewGate, carry_out, prepare
 
     if audit is not None:
         report_interrupted(audit)
-    commit = source_commit(audit.store.repo, settings.config_dir) if audit else None
-    author = commit_author(audit.store.repo, commit) if audit else None
-    tree = valid_tree(settings)
-    clusters, executor = planned_clusters(settings, tree) if not stack_names else ([], None)
-    steps = phases(clusters)
-    first = _apply_first_clusters(clusters, executor, yes=yes, audit=audit, commit=commit, author=author)
-    plans, failures, engine = plan_all(settings, stack_names, source_commit=commit, tree=tree, clusters=clusters,
-                                       applied=first)
-    last = cluster_plan(steps.last, source_commit=commit) if steps.last else None
-    click.echo(render_text([*plans, *([last] if last else [])]), nl=False)
-    if failures:  # apply nothing of a run that could not be planned whole
-        _report_failures(failures)
+    source = _source(settings, audit)
+    clusters = ClusterRollout.plan(None if stack_names else _cluster_executor(settings), source)
+    tree = _first_phase(clusters, audit, yes=yes)
+    engine = cli_engine(settings, tree, source_commit=source.commit)
+    names = _stacks(tree, stack_names)
+    waiting = awaiting_cluster(tree)  # a cluster still to be created: its stack is planned once it exists
+    prepared = prepare(engine, Scope(plan=tuple(n for n in names if n not in waiting), destroy=()),
+                       replace(source, tree=tree), gate=ReviewGate(reconciler_records(settings),
+                                                                   settings.require_reviewed),
+                       progress=_plan_progress(False))
+    notes = [Plan(stack=n, engine=engine.name, changes=(), source_commit=source.commit, notes=(waiting[n],))
+             for n in names if n in waiting]
+    last = clusters.last
+    click.echo(render_text([*prepared.plans, *notes, *([last] if last else [])]), nl=False)
+    if not prepared.ready:  # apply nothing of a run that could not be planned whole
+        _report_failures(prepared.failures)
         click.echo("nothing applied: every stack must plan before any is applied", err=True)
         sys.exit(1)
-    pending = [p for p in plans if not p.is_empty]
-    if not pending and last is None:
+    if not prepared.pending and last is None:
         click.echo("nothing to apply")
         return
-    if not yes and not click.confirm(f"apply {len(pending)} stack(s){' and the decommissions' if last else ''}?"):
+    count = len(prepared.pending)
+    if not yes and not click.confirm(f"apply {count} stack(s){' and the decommissions' if last else ''}?"):
         sys.exit(1)
-    outcome = apply_audited(engine, pending, audit, source_author=author,
-                            on_done=lambda result: click.echo(apply_line(result), err=not result.ok))
-    report_audit(audit, outcome.audit_error, outcome.records)
+    outcome = carry_out(engine, prepared, Carrying(audit=audit, on_apply=_say_applied))
+    report_audit(audit, outcome.audit_error, outcome.records, outcome.push)
     ok = outcome.audit_error is None and all(r.ok for r in outcome.results)
-    if ok and last is not None and executor is not None:  # only once the stacks deleted config and quotas
-        ok = _apply_clusters(executor, steps.last, audit=audit, commit=commit, author=author)
+    if ok and last is not None:  # only once the stacks deleted config and quotas
+        done = clusters.last_phase(audit, on_apply=_say_applied)
+        ok = done is not None and _reported(audit, done)
     sys.exit(0 if ok else 1)
 
 
-def _apply_first_clusters(clusters: Sequence[PlannedCluster], executor: ClusterExecutor | None, *, yes: bool,
-                          audit: AuditLog | None, commit: str | None, author: str | None) -> list[Applied]:
-    """Show and apply the create/adopt/scale decisions (exit 1 on a refusal or a failure: no
-    stack is planned past a cluster that is not as the tree says); what they left live."""
-    from engines.hyperpod.cluster_executor import cluster_plan
-    from reconciler.clusters import held_back, phases
+def _source(settings: Settings, audit: AuditLog | None) -> Source:
+    """The valid working tree, the commit it is at and its author (with an audit repository), and
+    its Git tree id, by which a merge request's review is found (None when it has uncommitted
+    changes: no review can be of it)."""
+    from hypergov.gitsource import NotInRepositoryError, config_tree_id, locate_tree
+    from reconciler.audit import commit_author, source_commit
+    from reconciler.rollout import Source
 
-    if executor is None:
-        return []
-    first = phases(clusters).first
-    held = held_back(clusters)
-    if held is not None:
-        click.echo(render_text([cluster_plan(clusters, source_commit=commit)]), nl=False)
-        click.echo(f"ERROR {held.failure}", err=True)
+    commit = source_commit(audit.store.repo, settings.config_dir) if audit else None
+    try:
+        tree_id = config_tree_id(locate_tree(settings.config_dir))
+    except NotInRepositoryError:
+        tree_id = None
+    return Source(valid_tree(settings), commit, commit_author(audit.store.repo, commit) if audit else None, tree_id)
+
+
+def _cluster_executor(settings: Settings) -> Callable[[GovernanceTree], ClusterExecutor]:
+    from engines.factory import cluster_executor
+
+    return lambda tree: cluster_executor(settings, tree, progress=to_stderr)
+
+
+def _first_phase(clusters: ClusterRollout, audit: AuditLog | None, *, yes: bool) -> GovernanceTree:
+    """Show and apply the create/adopt/scale decisions (exit 1 on a refusal or a failure: no
+    stack is planned past a cluster that is not as the tree says); the tree with the live ARNs."""
+    from engines.hyperpod.cluster_executor import CLUSTERS_STACK
+
+    if clusters.failure is not None:
+        _report_failures({CLUSTERS_STACK: clusters.failure})
+        click.echo("nothing applied: the clusters must be planned before their stacks", err=True)
+        sys.exit(1)
+    if clusters.held is not None:
+        click.echo(render_text([clusters.done[0].plan]), nl=False)
+        click.echo(f"ERROR {clusters.held.failure}", err=True)
         click.echo("nothing applied: the clusters must be as the tree says before their stacks are applied", err=True)
         sys.exit(1)
-    plan = cluster_plan(first, source_commit=commit)
-    if plan.is_empty:
-        return []
-    click.echo(render_text([plan]), nl=False)
+    first = clusters.first
+    if clusters.executor is None or first.is_empty:
+        return clusters.tree
+    click.echo(render_text([first]), nl=False)
     if not yes and not click.confirm("apply the cluster changes (the stacks are planned once they are InService)?"):
         sys.exit(1)
-    applied: list[Applied] = []
-    if not _apply_clusters(executor, first, audit=audit, commit=commit, author=author, applied=applied):
+    tree = clusters.first_phase(audit, on_apply=_say_applied)
+    if not _reported(audit, clusters.done[-1]):
         sys.exit(1)
-    return applied
+    return tree
 
 
-def _apply_clusters(executor: ClusterExecutor, planned: Sequence[PlannedCluster], *, audit: AuditLog | None,
-                    commit: str | None, author: str | None, applied: list[Applied] | None = None) -> bool:
-    from reconciler.clusters import apply_clusters_audited
-
-    done = apply_clusters_audited(executor, planned, audit=audit, source_commit=commit, source_author=author)
-    click.echo(apply_line(done.result), err=not done.result.ok)
-    report_audit(audit, done.audit_error, done.records)
-    if applied is not None:
-        applied.extend(done.applied)
+def _reported(audit: AuditLog | None, done: ClustersApplied) -> bool:
+    report_audit(audit, done.audit_error, done.records, done.push)
     return done.result.ok and done.audit_error is None
+
+
+def _say_applied(result: ApplyResult) -> None:
+    click.echo(apply_line(result), err=not result.ok)

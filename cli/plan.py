@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the engine pulls in Pulumi; `hypergov --help` and `validate
     from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedCluster
     from engines.protocol import Engine
     from reconciler.audit import AuditLog
+    from reconciler.audit_store import PushOutcome
     from reconciler.merge_request_plan import MergeRequestPlan
 
 EXIT_CHANGES = 2
@@ -132,15 +133,6 @@ def planned_clusters(settings: Settings, tree: GovernanceTree, *,
         return [], None
     executor = cluster_executor(settings, tree, progress=None if quiet else to_stderr)
     return executor.plan(declared), executor
-
-
-def with_live_arns(settings: Settings, tree: GovernanceTree) -> GovernanceTree:
-    """`tree` as its stacks are declared: each managed cluster with its live cluster's ARN (what
-    apply and the reconciler declare the stacks with, so that drift compares the same thing)."""
-    from engines.hyperpod.cluster_executor import live_arns, with_cluster_arns
-
-    clusters, _ = planned_clusters(settings, tree, quiet=True)
-    return with_cluster_arns(tree, live_arns(clusters)) if clusters else tree
 
 
 def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = False,
@@ -295,31 +287,14 @@ def report_interrupted(audit: AuditLog, *, say: Callable[[str], None] | None = N
                             f"interrupted: {', '.join(stacks)} (planned again now)")
 
 
-def report_audit(audit: AuditLog | None, error: str | None, records: Sequence[dict[str, Any]], *,
-                 err: bool = False, say: Callable[[str], None] | None = None) -> None:
-    """Say where the records went and push them (a failed push is a warning: they stay local).
-    Errors and warnings go to stderr, the rest to stdout unless `err`; everything to `say` when
-    given (the reconciler daemon's event log)."""
-    if audit is None:
-        return
+def report_audit(audit: AuditLog | None, error: str | None, records: Sequence[dict[str, Any]],
+                 push: PushOutcome | None, *, err: bool = False) -> None:
+    """Say where the records went and how their push went (`reconciler.rollout.publish` pushed
+    them). Errors and warnings go to stderr, the rest to stdout unless `err`."""
+    from reconciler.render import audit_lines
 
-    def echo(line: str, *, to_err: bool) -> None:
-        if say is not None:
-            say(line)
-        else:
-            click.echo(line, err=to_err)
-
-    if error:
-        echo(f"ERROR {error}", to_err=True)
-    if records:
-        seqs = f"{records[0]['seq']}-{records[-1]['seq']}" if len(records) > 1 else str(records[0]["seq"])
-        echo(f"audit records {seqs} on {audit.store.branch} in {audit.store.repo}", to_err=err)
-    pushed = audit.push()
-    if pushed.error:
-        echo(f"WARNING audit records not pushed ({audit.unpushed()} waiting; pushed with the next write): "
-             f"{pushed.error}", to_err=True)
-    elif pushed.remote and pushed.pushed:
-        echo(f"pushed {pushed.pushed} audit record(s) to {pushed.remote}", to_err=err)
+    for line, warning in audit_lines(audit, error, records, push):
+        click.echo(line, err=warning or err)
 
 
 def to_stderr(line: str) -> None:

@@ -9,14 +9,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
-
-from engines.outcomes import Failure, PermanentError, classify
+from engines.outcomes import Failure, classify
 from engines.settings import Settings
 from hypergov.problems import format_problem
 from reconciler.logs import EventLog
@@ -24,7 +21,6 @@ from reconciler.metrics import ReconcilerMetrics, apply_result, drift_counts
 from reconciler.render import apply_line
 
 if TYPE_CHECKING:
-    from cli.drift import ComparedTree
     from cli.follow import Followed
     from engines.live.items import LiveScan
     from engines.objects import RecordStore
@@ -32,6 +28,7 @@ if TYPE_CHECKING:
     from reconciler.audit import AuditLog
     from reconciler.daemon import Decision
     from reconciler.pass_result import PassResult
+    from reconciler.repair import ComparedTree
     from reconciler.replicas import Replica
 
 
@@ -268,13 +265,10 @@ class Daemon:
             log.event("drift.report", f"{self.branch}: wrote {options.report}", path=str(options.report))
 
     def _scan_applied(self, log: EventLog) -> tuple[ComparedTree, LiveScan]:
-        from cli.drift import compared_tree, live_scan
         from reconciler.drift_report import scan_summary
+        from reconciler.repair import compared_tree, live_scan
 
-        try:
-            compared = compared_tree(self.settings, against="applied", branch=self.branch, repo=self.repo)
-        except click.ClickException as exc:  # the applied tree no longer validates
-            raise DriftTreeError(exc.message) from exc
+        compared = compared_tree(self.settings, against="applied", branch=self.branch, repo=self.repo)
         scan = live_scan(self.settings, compared.tree)
         log.event("drift.scan", f"{self.branch}: {scan_summary(scan)}",
                   level=logging.INFO if scan.complete and not scan.items else logging.WARNING,
@@ -292,20 +286,23 @@ class Daemon:
         return compared, scan
 
     def _repair(self, log: EventLog, compared: ComparedTree, scan: LiveScan) -> tuple[LiveScan | None, bool | None]:
-        """`drift --remediate --yes`'s repair (audited) of a complete scan's repairable items, then
-        a new scan: what is left is what is live now."""
-        from cli.drift import _repair, live_scan
+        """`reconciler.repair` (audited, never asking) of a complete scan's repairable items, then
+        a new scan: what is left is what is live now. The caller holds the state directory."""
+        from cli.plan import report_interrupted
         from reconciler.drift_repair import REPAIRED_BY_APPLY
+        from reconciler.repair import live_scan, repair
 
         if not scan.complete or not any(i.kind in REPAIRED_BY_APPLY for i in scan.items):
             return None, None
-        status = _repair(self.settings, compared, scan, remediate=True, prune_unmanaged=False, yes=True,
-                         audit=self.audit(), locked=nullcontext, say=lambda line: log.event("drift.repair", line))
+        say: Callable[[str], None] = lambda line: log.event("drift.repair", line)  # noqa: E731
+        report_interrupted(self.audit(), say=say)
+        ok = repair(self.settings, compared, scan, remediate=True, prune_unmanaged=False, audit=self.audit(),
+                    confirm=lambda _: True, say=say)
         after = live_scan(self.settings, compared.tree)
         log.event("drift.repaired", f"{self.branch}: after the repairs: {len(after.items)} item(s) left",
-                  level=logging.INFO if status == 0 and not after.items else logging.WARNING, ok=status == 0,
+                  level=logging.INFO if ok and not after.items else logging.WARNING, ok=ok,
                   left=drift_counts(after))
-        return after, status == 0
+        return after, ok
 
     def _save_failure(self, failure: Failure) -> None:
         from datetime import UTC, datetime
@@ -320,12 +317,6 @@ class Daemon:
         except Exception as exc:  # the state directory itself is unwritable: say so, do not die
             self.log.event("drift.failed", f"{self.branch}: could not record the drift scan: {exc}",
                            level=logging.ERROR)
-
-
-class DriftTreeError(PermanentError):
-    """The tree last applied no longer validates: the scan has nothing to compare with."""
-
-    reason = "drift-tree"
 
 
 def _report_markdown(compared: ComparedTree, scan: LiveScan, after: LiveScan | None, repaired: bool | None) -> str:

@@ -22,7 +22,7 @@ from engines.hyperpod.cluster_executor import Applied, ClusterExecutor, PlannedC
 from engines.outcomes import Refusal, temporary
 from engines.plan import ApplyResult, Plan
 from reconciler.audit import AuditEntry, AuditLog, intent_payload, outcome_payload
-from reconciler.audit_store import AuditConflictError, AuditWriteError
+from reconciler.audit_store import AuditConflictError, AuditWriteError, PushOutcome
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class ClustersApplied:
     applied: list[Applied] = field(default_factory=list)  # per cluster: the live cluster afterwards, or the failure
     records: list[dict[str, Any]] = field(default_factory=list)  # intent and outcome, as written
     audit_error: str | None = None  # applied, but the outcome could not be recorded
+    push: PushOutcome | None = None  # the audit branch's push after the records (`reconciler.rollout.publish`)
 
 
 def apply_clusters_audited(executor: ClusterExecutor, planned: Sequence[PlannedCluster], *, audit: AuditLog | None,

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.plan import Action, ApplyResult, Plan, ResourceChange
+
+if TYPE_CHECKING:
+    from reconciler.audit import AuditLog
+    from reconciler.audit_store import PushOutcome
 
 _MAX_VALUE = 120
 
@@ -113,3 +117,21 @@ def render_markdown(plans: Sequence[Plan], *, title: str = "hypergov plan", lead
         lines += ["</details>", ""]
     lines.extend(extra_sections)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def audit_lines(audit: AuditLog | None, error: str | None, records: Sequence[dict[str, Any]],
+                push: PushOutcome | None) -> list[tuple[str, bool]]:
+    """Where an apply's audit records went and how their push went, as (line, is a warning or
+    error) pairs; a failed push is a warning: the records stay local and go with the next push."""
+    if audit is None:
+        return []
+    lines: list[tuple[str, bool]] = [(f"ERROR {error}", True)] if error else []
+    if records:
+        seqs = f"{records[0]['seq']}-{records[-1]['seq']}" if len(records) > 1 else str(records[0]["seq"])
+        lines.append((f"audit records {seqs} on {audit.store.branch} in {audit.store.repo}", False))
+    if push is not None and push.error:
+        lines.append((f"WARNING audit records not pushed ({audit.unpushed()} waiting; pushed with the next write): "
+                      f"{push.error}", True))
+    elif push is not None and push.remote and push.pushed:
+        lines.append((f"pushed {push.pushed} audit record(s) to {push.remote}", False))
+    return lines

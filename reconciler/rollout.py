@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engines import failpoints
@@ -135,7 +135,7 @@ def carry_out(engine: Engine, prepared: Prepared, how: Carrying) -> AuditedApply
                             reason=how.reason, drift=how.drift, refused=prepared.refused,
                             source_author=prepared.source.author, leases=how.leases, review=prepared.review)
     if applied.records:
-        publish(how.audit)
+        applied = replace(applied, push=publish(how.audit))
     return applied
 
 
@@ -210,6 +210,8 @@ class ClusterRollout:
             return self.tree
         first = apply_clusters_audited(self.executor, phases(self.planned).first, audit=audit,
                                        source_commit=self.source.commit, source_author=self.source.author)
+        if first.records:
+            first = replace(first, push=publish(audit))
         self.done.append(first)
         self.arns = live_arns(self.planned, first.applied)
         self.tree = with_cluster_arns(self.source.tree, self.arns)
@@ -224,6 +226,8 @@ class ClusterRollout:
             return None
         last = apply_clusters_audited(self.executor, steps, audit=audit, source_commit=self.source.commit,
                                       source_author=self.source.author)
+        if last.records:
+            last = replace(last, push=publish(audit))
         self.done.append(last)
         if on_apply is not None:
             on_apply(last.result)

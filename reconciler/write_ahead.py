@@ -23,7 +23,7 @@ from engines.outcomes import Refusal
 from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
 from reconciler.audit import AuditLog, AuditTrail, intent_payload, interrupted_payloads, outcome_payload
-from reconciler.audit_store import AuditConflictError, AuditWriteError
+from reconciler.audit_store import AuditConflictError, AuditWriteError, PushOutcome
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class AuditedApply:
     audit_commit: str | None  # the audit branch's tip after the outcome records (None: not recorded)
     audit_error: str | None  # the apply happened but its outcome could not be recorded
     records: list[dict[str, Any]] = field(default_factory=list)  # intent and outcomes, as written
+    push: PushOutcome | None = None  # the audit branch's push after the records (`reconciler.rollout.publish`)
 
 
 def apply_audited(engine: Engine, plans: Sequence[Plan], audit: AuditLog | None, *,
