@@ -213,6 +213,7 @@ class AuditLog:
 
     store: AuditStore
     writer: str
+    pushed_total: int = 0  # records this log's pushes sent, over its life (a pass reports its own share)
 
     @classmethod
     def open(cls, repo: Path, *, state_dir: Path, branch: str, signing_key: Path | None = None,
@@ -251,7 +252,9 @@ class AuditLog:
         return last if last is not None and last.get("type") == "intent" else None
 
     def push(self) -> PushOutcome:
-        return self.store.push()
+        pushed = self.store.push()
+        self.pushed_total += pushed.pushed
+        return pushed
 
     def unpushed(self) -> int:
         return self.store.unpushed()

@@ -138,6 +138,7 @@ def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, e
     killed process left without an outcome, and last pushes the audit branch (a failed push is
     reported, the records stay local). `options.fetch` runs first, under the lock."""
     run = _Run(repo_path, branch, subdir, state_dir, engine_for, audit, on_apply, stop, options or PassOptions())
+    pushed_before = audit.pushed_total if audit is not None else 0
     with exclusive(state_dir):
         if run.options.fetch is not None:
             run.options.fetch()
@@ -149,8 +150,9 @@ def reconcile_once(repo_path: Path, branch: str, subdir: str, state_dir: Path, e
         else:
             result = _pass(run, leader)
         result.interrupted = tuple(interrupted)
-        if audit is not None:
-            result.push = publish(audit)
+        if audit is not None:  # what an earlier failed push left, and records written since the last push
+            last = publish(audit)
+            result.push = replace(last, pushed=audit.pushed_total - pushed_before) if last is not None else None
             result.unpushed = audit.unpushed()
         return result
 
