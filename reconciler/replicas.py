@@ -200,7 +200,12 @@ class Replica:
         found = self.records.read(pass_record(branch))
         if found is None or found.data.get("pass") != pass_id or found.data.get("state") != RUNNING:
             return FAILED  # a newer pass replaced it, or the leader concluded it: this one is over
-        return str(found.data["own"]) if found.data.get("own") in (APPLIED, FAILED) else None
+        if found.data.get("own") in (APPLIED, FAILED):
+            return str(found.data["own"])
+        leader = self.leases.current(LEADER)
+        if leader is not None and leader.epoch > int(found.data.get("epoch") or 0):
+            return FAILED  # its leader is gone: the next one continues the pass (and plans every stack again)
+        return None
 
     def own_done(self, branch: str, *, leader: Held, ok: bool) -> None:
         """The leader's own stacks (org, clusters, destroys) are applied: the project stacks may go."""

@@ -28,7 +28,7 @@ import pytest
 
 import engines.leases
 from embedded_aws import EmbeddedAws
-from engines.leases import Lease, Leases, LeaseTiming, Observed
+from engines.leases import LEADER, Keeper, Lease, Leases, LeaseTiming, Observed
 from engines.objects import S3Records
 from engines.outcomes import Failure, permanent
 from engines.plan import Action, ApplyResult, AttributeChange, Plan, ResourceChange, StackName
@@ -243,6 +243,37 @@ def test_a_stack_held_by_a_dead_replica_is_taken_after_the_lease_duration_at_the
     outcomes = _outcomes(governance)
     [taken] = [o for o in outcomes if o["stack"] == project]
     assert taken["epoch"] == 2 and taken["holder"] != "gone:4242:dead"
+
+
+def test_a_pass_whose_leader_died_before_its_own_stacks_is_continued_by_the_next_leader(
+        governance: Path, tmp_path: Path, records: S3Records) -> None:
+    """The leader published the pass and died before it applied the org and cluster stacks (as
+    tests/integration/test_replicas.py kills it). The others claim and plan the project stacks,
+    then wait for the leader's own stacks; once another replica holds the leader lease (a newer
+    epoch than the pass's) they stop waiting and let their stacks go, and the new leader continues
+    the same pass: every stack is applied and the head recorded under the new epoch. (On branch
+    rollout before this, the followers waited for the dead leader for ever, the one elected among
+    them too: it leads only from its next pass.)"""
+    head = git.Repo(governance).head.commit.hexsha
+    dead = Leases(records, me="gone:4242:dead", timing=FAST)  # type: ignore[arg-type]
+    leader = dead.try_acquire(LEADER)
+    assert leader is not None
+    pass_id = Replica(dead, Keeper(dead)).publish("origin/main", base=None, head=head, leader=leader,
+                                                  stacks=_projects(), arns={}, tree_id=None)
+    ledger = Ledger()
+    replicas = [Replica.start(records, parallelism=2, timing=FAST) for _ in range(3)]
+    try:
+        _run_three(governance, tmp_path, records, ledger, replicas)
+    finally:
+        for r in replicas:
+            r.keeper.stop()
+    assert sorted({stack for _, stack in ledger.applied}) == sorted(s.name for s in plan_stacks(_tree()))
+    assert ledger.overlaps == []
+    record = records.read(STATE_FILE)
+    assert record is not None and record.data["branches"]["origin/main"]["applied_commit"] == head
+    assert record.data["epoch"] > leader.epoch
+    found = records.read(pass_record("origin/main"))
+    assert found is not None and (found.data["pass"], found.data["state"]) == (pass_id, "complete")
 
 
 def _tree() -> GovernanceTree:
