@@ -40,7 +40,7 @@ from engines.leases import (
     new_holder,
 )
 from engines.objects import RecordStore, update
-from engines.outcomes import Failure
+from engines.outcomes import Failure, permanent, temporary
 from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
 from hypergov.model.tree import GovernanceTree
@@ -99,6 +99,7 @@ class Worked:
     records: list[dict[str, Any]] = field(default_factory=list)
     audit_error: str | None = None
     failed_elsewhere: list[StackName] = field(default_factory=list)  # failed to plan in another replica
+    not_applied_elsewhere: dict[StackName, Failure] = field(default_factory=dict)  # the leader: others' shares
     stopped: bool = False
 
 
@@ -199,7 +200,12 @@ class Replica:
         found = self.records.read(pass_record(branch))
         if found is None or found.data.get("pass") != pass_id or found.data.get("state") != RUNNING:
             return FAILED  # a newer pass replaced it, or the leader concluded it: this one is over
-        return str(found.data["own"]) if found.data.get("own") in (APPLIED, FAILED) else None
+        if found.data.get("own") in (APPLIED, FAILED):
+            return str(found.data["own"])
+        leader = self.leases.current(LEADER)
+        if leader is not None and leader.epoch > int(found.data.get("epoch") or 0):
+            return FAILED  # its leader is gone: the next one continues the pass (and plans every stack again)
+        return None
 
     def own_done(self, branch: str, *, leader: Held, ok: bool) -> None:
         """The leader's own stacks (org, clusters, destroys) are applied: the project stacks may go."""
@@ -212,7 +218,7 @@ class Replica:
         """Claim and plan the pass's stacks, holding each claimed lease, until every stack of the
         pass is planned (by any replica); apply nothing when one failed to plan; once all planned
         (and the leader's own stacks applied), apply what this replica claimed."""
-        worked, mine = Worked(), _Mine()
+        worked, mine, ready = Worked(), _Mine(), False
         try:
             ready = self._plan_share(share, worked, mine)
             if ready:
@@ -221,7 +227,38 @@ class Replica:
             for held in mine.held.values():
                 self.keeper.drop(held)
                 self.leases.release(held)  # not applied (stopped, or the pass failed): planned again later
+        if ready and share.lead_first is not None:
+            self._until_applied(share, worked)
         return worked
+
+    def _until_applied(self, share: Share, worked: Worked) -> None:
+        """The leader: wait until every replica applied the stacks it planned, before the pass is
+        concluded (the head is recorded as applied only when all were, and a follower still waiting
+        for the leader's own stacks would take a concluded pass as over and apply nothing). A
+        stack failed or refused there, or let go unfinished (its holder stopped or died), was not
+        applied in this pass."""
+        mine = {r.stack for r in worked.results}
+        while True:
+            left: dict[StackName, Failure] = {}
+            for stack in (s for s in share.stacks if s not in mine):
+                seen = self.leases.look(_stack_lease(stack))
+                extra = seen.lease.extra if seen.lease is not None else {}
+                if extra.get("done") == share.pass_id:
+                    continue
+                if extra.get("failed") == share.pass_id:
+                    left[stack] = permanent(f"{stack} was not applied in another reconciler's share of this pass "
+                                            "(failed or refused: its audit record says why)", "replica")
+                elif seen.lease is not None and seen.lease.holder and not seen_expired(self.leases, seen):
+                    break  # being applied
+                else:
+                    left[stack] = temporary(f"{stack} was let go unapplied in another reconciler's share of this "
+                                            "pass (stopped or gone); the next pass plans it again", "replica")
+            else:
+                worked.not_applied_elsewhere = left
+                return
+            if (share.how.stop or threading.Event()).wait(self.leases.timing.retry_s):
+                worked.stopped = True
+                return
 
     def _plan_share(self, share: Share, worked: Worked, mine: _Mine) -> bool:
         """Phase one: claim and plan until every stack is planned; True when the apply may start."""

@@ -24,7 +24,7 @@ import git
 from engines.hyperpod.cluster_executor import with_cluster_arns
 from engines.leases import Held
 from engines.outcomes import permanent
-from engines.plan import Plan, StackName
+from engines.plan import ApplyResult, Plan, StackName
 from engines.protocol import Engine
 from hypergov.gitsource import read_tree_at, tree_id_at
 from hypergov.model.tree import GovernanceTree
@@ -74,6 +74,7 @@ def worked_into(result: PassResult, worked: Worked) -> PassResult:
         result.failures[stack] = permanent(f"{stack} failed to plan in another reconciler's share of this pass "
                                            "(its log says why); nothing of the pass is applied; the next pass "
                                            "tries it again", "replica")
+    result.results += [ApplyResult(stack, error=why) for stack, why in worked.not_applied_elsewhere.items()]
     if worked.stopped:
         result.status = "stopped"
     return result

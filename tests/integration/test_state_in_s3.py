@@ -29,7 +29,8 @@ from engines.settings import load_settings
 from engines.terraform.backend import S3State, read_lock
 from hypergov.gitsource import read_tree_at
 from hypergov.validate import validate_files
-from reconciler.replicas import Replica
+from reconciler.replicas import Replica, Share
+from reconciler.rollout import Carrying, Source
 from tests.integration.applied_once import S3_STATE_BACKEND, STATE_BUCKET, restore, state_bucket
 from tests.integration.common import reconciler_env as _env
 from tests.integration.common import remote_and_clone as _remote_and_clone
@@ -168,6 +169,7 @@ def test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks
     settings = load_settings(environ=env)
     tree = validate_files(read_tree_at(clone, "HEAD", "config")).tree
     assert tree is not None
+    clone_head = git.Repo(clone).head.commit.hexsha
     engine = terraform_engine(settings, tree, environ=env)
     before = lock.created - timedelta(seconds=1)
     assert engine.break_dead_lock(stack, lease_taken_at=before) is None  # newer than the lease: a live holder's
@@ -182,8 +184,10 @@ def test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks
     replica = Replica.start(records, parallelism=1, timing=LeaseTiming(duration_s=2.0, renew_deadline_s=1.5,
                                                                        retry_s=0.5))
     try:
-        worked = replica.work(engine=engine, stacks=[stack], pass_id="test#1", audit=None, stop=None,
-                              on_apply=None, source_author=None)
+        # This replica leads a pass of that one stack: no own stacks to apply before the project's.
+        share = Share("main", "test#1", (stack,), engine, Source(tree, clone_head), gate=None, how=Carrying(),
+                      lead_first=lambda: True)
+        worked = replica.work(share)
     finally:
         replica.keeper.stop()
     assert not worked.failures and all(r.ok for r in worked.results), (worked.failures, worked.results)

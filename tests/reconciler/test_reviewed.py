@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cli.watch import report_pass
 from engines.objects import LocalRecords
+from engines.outcomes import Refusal
 from engines.plan import MASK, Action, AttributeChange, Plan, ResourceChange, StackName, value_digest
 from engines.terraform.showplan import UNKNOWN, changes_from_show
 from reconciler.logs import EventLog, configure
@@ -38,7 +39,7 @@ def amount(after: str, before: str = "120000.00") -> AttributeChange:
     return AttributeChange(path="limit_amount", before=before, after=after)
 
 
-def test_the_record_round_trips_through_the_state_directory(tmp_path: Path) -> None:
+def test_the_record_round_trips_through_the_record_store(tmp_path: Path) -> None:
     records = LocalRecords(tmp_path)
     where = record_reviewed(records, "tree1", [plan(change(BUDGET, Action.UPDATE, amount("80000.00"))),
                                                plan(stack=ORG)], base_ref="main", method={})
@@ -63,7 +64,7 @@ def test_no_record_or_an_unreadable_one_is_unreviewed(tmp_path: Path) -> None:
 
 
 def _verdict(tmp_path: Path, reviewed: list[Plan], now: list[Plan], *, method: dict[str, str] | None = None,
-             require: bool = False) -> dict[StackName, str]:
+             require: bool = False) -> dict[StackName, Refusal]:
     records = LocalRecords(tmp_path)
     record_reviewed(records, "tree1", reviewed, base_ref="main", method=method or {})
     verdict = review_verdict(reviewed_plan(records, "tree1"), now, require_reviewed=require)
@@ -75,18 +76,20 @@ def test_a_budget_amount_changed_between_review_and_merge_refuses_the_stack(tmp_
     reviewed = [plan(change(BUDGET, Action.UPDATE, amount("80000.00")))]
     assert _verdict(tmp_path, reviewed, [plan(change(BUDGET, Action.UPDATE, amount("80000.00", before="1.00")))]) == {}
     refused = _verdict(tmp_path, reviewed, [plan(change(BUDGET, Action.UPDATE, amount("90000.00")))])
-    assert list(refused) == [SPEECH]
-    assert refused[SPEECH].startswith("the plan differs from the one reviewed in the merge request (terraform)")
-    assert f'only in the new plan: update {BUDGET} [limit_amount="90000.00"]' in refused[SPEECH]
-    assert f'only in the reviewed one: update {BUDGET} [limit_amount="80000.00"]' in refused[SPEECH]
-    assert refused[SPEECH].endswith("Plan the change again in a merge request to review what would be applied")
+    assert list(refused) == [SPEECH] and refused[SPEECH].kind == "plan changed"
+    why = refused[SPEECH].message
+    assert why.startswith("the plan differs from the one reviewed in the merge request (terraform)")
+    assert f'only in the new plan: update {BUDGET} [limit_amount="90000.00"]' in why
+    assert f'only in the reviewed one: update {BUDGET} [limit_amount="80000.00"]' in why
+    assert why.endswith("Plan the change again in a merge request to review what would be applied")
 
 
 def test_other_changes_refuse_and_what_is_not_compared(tmp_path: Path) -> None:
     reviewed = [plan(change(BUDGET)), plan(stack=ORG)]
     added = _verdict(tmp_path, reviewed, [plan(change(BUDGET), change(ENTRY, Action.CREATE))])
-    assert f"only in the new plan: create {ENTRY}" in added[SPEECH]
-    assert "only in the reviewed one: no changes" in added[SPEECH]
+    assert added[SPEECH].kind == "plan changed"
+    assert f"only in the new plan: create {ENTRY}" in added[SPEECH].message
+    assert "only in the reviewed one: no changes" in added[SPEECH].message
     # a stack the merge request did not show is not compared; changes not carried out never count;
     # a value known only after apply is the same marker in both plans
     unknown = AttributeChange(path="arn", before=None, after=UNKNOWN)
@@ -108,7 +111,9 @@ def test_a_live_scan_review_compares_the_values_it_showed_in_any_spelling(tmp_pa
     assert _verdict(tmp_path, scan, terraform, method={SPEECH: "live scan"}) == {}
     other = [plan(change(BUDGET, Action.UPDATE, amount("90000.0")), terraform[0].changes[1])]
     refused = _verdict(tmp_path, scan, other, method={SPEECH: "live scan"})
-    assert "(live scan)" in refused[SPEECH] and f"only in the new plan: update {BUDGET}" in refused[SPEECH]
+    assert refused[SPEECH].kind == "plan changed"
+    assert "(live scan)" in refused[SPEECH].message
+    assert f"only in the new plan: update {BUDGET}" in refused[SPEECH].message
 
 
 def test_a_changed_secret_is_a_difference_and_never_written(tmp_path: Path) -> None:
@@ -126,7 +131,8 @@ def test_a_changed_secret_is_a_difference_and_never_written(tmp_path: Path) -> N
     assert attribute.digest == value_digest("new-secret-2") and "secret" not in json.dumps(first.as_dict())
     assert _verdict(tmp_path, [first], [shown("new-secret-2")]) == {}
     refused = _verdict(tmp_path, [first], [shown("new-secret-3")])
-    assert f"[password={MASK}]" in refused[SPEECH] and "secret" not in refused[SPEECH]
+    assert refused[SPEECH].kind == "plan changed"
+    assert f"[password={MASK}]" in refused[SPEECH].message and "secret" not in refused[SPEECH].message
     written = (tmp_path / "reviewed" / "tree1.json").read_text()
     assert "secret" not in written and value_digest("new-secret-2") not in written  # keyed by the tree id
 
@@ -136,13 +142,16 @@ def test_an_unreviewed_tree_is_refused_only_when_review_is_required() -> None:
     assert review_verdict(None, [changed, quiet], require_reviewed=False).refused == {}
     verdict = review_verdict(None, [changed, quiet], require_reviewed=True, where="s3://state/prod/reconciler/x.json")
     assert verdict.state == "unreviewed" and list(verdict.refused) == [SPEECH]  # nothing to apply, nothing refused
-    assert "Run `hypergov plan --base <target branch>` on the merge request" in verdict.refused[SPEECH]
-    assert "by the config tree's Git id in s3://state/prod/reconciler/x.json" in verdict.refused[SPEECH]
+    why = verdict.refused[SPEECH]
+    assert why.kind == "not reviewed"
+    assert "Run `hypergov plan --base <target branch>` on the merge request" in why.message
+    assert "by the config tree's Git id in s3://state/prod/reconciler/x.json" in why.message
 
 
 def test_a_stack_the_review_did_not_show_is_refused_when_review_is_required(tmp_path: Path) -> None:
     refused = _verdict(tmp_path, [plan(stack=ORG)], [plan(change(BUDGET)), plan(stack=ORG)], require=True)
-    assert list(refused) == [SPEECH] and refused[SPEECH].startswith("not reviewed: the merge request's plan")
+    assert list(refused) == [SPEECH] and refused[SPEECH].kind == "not reviewed"
+    assert refused[SPEECH].message.startswith("not reviewed: the merge request's plan")
 
 
 def test_an_unreviewed_pass_is_a_warning_event() -> None:

@@ -177,7 +177,8 @@ def test_replicas_show_the_leader_and_the_shared_pass(gov: git.Repo, tmp_path: P
     replica = Replica(leader_leases, Keeper(leader_leases))
     head = gov.head.commit.hexsha
     pass_id = replica.publish("main", base=None, head=head, leader=leader,
-                              stacks=[StackName("project-a"), StackName("project-b"), StackName("project-c")])
+                              stacks=[StackName("project-a"), StackName("project-b"), StackName("project-c")],
+                              arns={}, tree_id=None)
     other = Leases(records, me=HolderId("node-b:22:bbbb"))
     done = other.try_acquire("stacks/project-a")
     assert done is not None
