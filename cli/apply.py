@@ -85,10 +85,10 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit: 
     if audit is not None:
         report_interrupted(audit)
     source = _source(settings, audit)
+    names = _stacks(source.tree, stack_names)  # an unknown --stack is a usage error before any AWS call
     clusters = ClusterRollout.plan(None if stack_names else _cluster_executor(settings), source)
     tree = _first_phase(clusters, audit, yes=yes)
     engine = cli_engine(settings, tree, source_commit=source.commit)
-    names = _stacks(tree, stack_names)
     waiting = awaiting_cluster(tree)  # a cluster still to be created: its stack is planned once it exists
     prepared = prepare(engine, Scope(plan=tuple(n for n in names if n not in waiting), destroy=()),
                        replace(source, tree=tree), gate=ReviewGate(reconciler_records(settings),
