@@ -14,11 +14,12 @@ import pytest
 from embedded_aws import EmbeddedAws
 from engines import ownership
 from engines.factory import build_engine
-from engines.objects import LocalRecords, RecordStore, S3Records
+from engines.objects import LocalRecords, RecordStore
 from engines.plan import Plan, StackName
 from engines.pulumi.engine import PulumiEngine
 from engines.settings import Settings
 from tests.engines.test_pulumi_engine import FakeStack, FakeWorkspace
+from tests.engines.test_shared_records import record_store
 from tests.example_tree import example_tree
 
 BUCKET = "acme-hypergov-ownership"
@@ -26,13 +27,7 @@ BUCKET = "acme-hypergov-ownership"
 
 @pytest.fixture(params=["local", "s3"])
 def records(request: pytest.FixtureRequest, aws: EmbeddedAws, tmp_path: Path) -> Iterator[RecordStore]:
-    if request.param == "local":
-        yield LocalRecords(tmp_path / "state")
-        return
-    s3 = aws.client("s3", region="us-east-1")
-    name = f"{BUCKET}-{tmp_path.name[-20:].lower().replace('_', '-')}".rstrip("-")
-    s3.create_bucket(Bucket=name)
-    yield S3Records(s3, bucket=name, prefix="prod/reconciler")
+    yield record_store(request.param, aws, tmp_path, bucket=BUCKET)
 
 
 @pytest.mark.parametrize(("owner", "other"), [("terraform", "pulumi"), ("pulumi", "terraform")])

@@ -18,15 +18,19 @@ from engines.objects import LocalRecords, RecordStore, RecordUnreadable, S3Recor
 BUCKET = "acme-hypergov-state"
 
 
+def record_store(kind: str, aws: EmbeddedAws, tmp_path: Path, *, bucket: str = BUCKET) -> RecordStore:
+    """The state directory's store ("local") or the state bucket's ("s3", a bucket of its own per test)."""
+    if kind == "local":
+        return LocalRecords(tmp_path / "records")
+    s3 = aws.client("s3", region="us-east-1")
+    name = f"{bucket}-{tmp_path.name[-20:].lower().replace('_', '-')}".rstrip("-")
+    s3.create_bucket(Bucket=name)
+    return S3Records(s3, bucket=name, prefix="prod/reconciler")
+
+
 @pytest.fixture(params=["local", "s3"])
 def store(request: pytest.FixtureRequest, aws: EmbeddedAws, tmp_path: Path) -> Iterator[RecordStore]:
-    if request.param == "local":
-        yield LocalRecords(tmp_path / "records")
-        return
-    s3 = aws.client("s3", region="us-east-1")
-    name = f"{BUCKET}-{tmp_path.name[-20:].lower().replace('_', '-')}".rstrip("-")
-    s3.create_bucket(Bucket=name)
-    yield S3Records(s3, bucket=name, prefix="prod/reconciler")
+    yield record_store(request.param, aws, tmp_path)
 
 
 def test_a_first_write_happens_once(store: RecordStore) -> None:

@@ -153,7 +153,7 @@ def _outcomes(clone: Path) -> list[dict[str, Any]]:
 def _run_three(governance: Path, tmp_path: Path, records: S3Records, ledger: Ledger,
                replicas: list[Replica], until: Callable[[], bool] | None = None) -> dict[str, list[PassResult]]:
     """Each replica runs passes until the head is recorded as applied (as the daemon's loop would),
-    or until `until` says so."""
+    or until `until` says so; then their lease keepers stop."""
     head = git.Repo(governance).head.commit.hexsha
     done: dict[str, list[PassResult]] = {}
     until = until or (lambda: applied_commit(records, "origin/main") == head)
@@ -168,10 +168,14 @@ def _run_three(governance: Path, tmp_path: Path, records: S3Records, ledger: Led
             time.sleep(0.1)
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        for r in replicas:
+            r.keeper.stop()
     return done
 
 
@@ -179,11 +183,7 @@ def test_three_replicas_apply_every_stack_once_and_one_leader_records_the_head(
         governance: Path, tmp_path: Path, records: S3Records) -> None:
     ledger = Ledger()
     replicas = [Replica.start(records, parallelism=1, timing=FAST) for _ in range(3)]
-    try:
-        _run_three(governance, tmp_path, records, ledger, replicas)
-    finally:
-        for r in replicas:
-            r.keeper.stop()
+    _run_three(governance, tmp_path, records, ledger, replicas)
     tree_stacks = sorted(s.name for s in plan_stacks(_tree()))
     applied = [stack for _, stack in ledger.applied]
     assert sorted(set(applied)) == tree_stacks, ledger.applied  # every stack applied
@@ -228,11 +228,7 @@ def test_a_stack_held_by_a_dead_replica_is_taken_after_the_lease_duration_at_the
     monkeypatch.setattr(engines.leases, "claim", recorded_claim)
     ledger = Ledger()
     replicas = [Replica.start(records, parallelism=2, timing=FAST) for _ in range(3)]
-    try:
-        _run_three(governance, tmp_path, records, ledger, replicas)
-    finally:
-        for r in replicas:
-            r.keeper.stop()
+    _run_three(governance, tmp_path, records, ledger, replicas)
     # It waited for the lease to expire: each replica that decided to take it had seen the dead
     # holder's record unchanged for the whole lease duration, from a first sight after it was
     # written (held.renewed: the dead holder's clock read after its write, the same clock here).
@@ -262,11 +258,7 @@ def test_a_pass_whose_leader_died_before_its_own_stacks_is_continued_by_the_next
                                                   stacks=_projects(), arns={}, tree_id=None)
     ledger = Ledger()
     replicas = [Replica.start(records, parallelism=2, timing=FAST) for _ in range(3)]
-    try:
-        _run_three(governance, tmp_path, records, ledger, replicas)
-    finally:
-        for r in replicas:
-            r.keeper.stop()
+    _run_three(governance, tmp_path, records, ledger, replicas)
     assert sorted({stack for _, stack in ledger.applied}) == sorted(s.name for s in plan_stacks(_tree()))
     assert ledger.overlaps == []
     record = records.read(STATE_FILE)
@@ -327,11 +319,7 @@ def test_a_replica_refuses_a_project_stack_whose_plan_differs_from_the_reviewed_
     ledger = Ledger()
     replicas = _leader_and_two(records)
     leader = replicas[0].leases.me
-    try:
-        _run_three(governance, tmp_path, records, ledger, replicas, until=_first_pass_over(records))
-    finally:
-        for r in replicas:
-            r.keeper.stop()
+    _run_three(governance, tmp_path, records, ledger, replicas, until=_first_pass_over(records))
     applied = [stack for _, stack in ledger.applied]
     assert changed not in applied, ledger.applied  # by no replica
     assert sorted(set(applied)) == sorted(s for s in everything if s != changed), ledger.applied
@@ -359,11 +347,7 @@ def test_no_replica_applies_anything_while_a_stack_of_the_pass_failed_to_plan(
     broken = _projects()[-1]
     ledger = Ledger(cannot_plan=frozenset({broken}))
     replicas = _leader_and_two(records)
-    try:
-        done = _run_three(governance, tmp_path, records, ledger, replicas, until=_first_pass_over(records))
-    finally:
-        for r in replicas:
-            r.keeper.stop()
+    done = _run_three(governance, tmp_path, records, ledger, replicas, until=_first_pass_over(records))
     assert ledger.applied == []
     assert _outcomes(governance) == []
     assert applied_commit(records, "origin/main") is None
