@@ -80,11 +80,13 @@ def test_the_reviewed_plan_is_found_and_compared_by_value_on_another_machine(
     runner.git.push("origin", "alerts:main")
     differs = _pass(own_endpoint, tmp_path, clone)
     [refused] = [r for r in differs.results if r.stack == "project-speech"]
-    assert refused.refusal is not None and refused.refusal.startswith("the plan differs from the one reviewed")
-    assert "limit_amount=" in refused.refusal.split("only in the new plan:")[1], refused.refusal
+    assert refused.refusal is not None and refused.refusal.kind == "plan changed"
+    assert refused.refusal.message.startswith("the plan differs from the one reviewed")
+    assert "limit_amount=" in refused.refusal.message.split("only in the new plan:")[1], refused.refusal
     assert _budget_amount(own_endpoint) == 150000.0  # nothing of the refused stack applied
     intent = [r for r in audit_records(clone) if r["type"] == "intent"][-1]
-    assert intent["review"] == "reviewed" and intent["stacks"][0]["refused"] == refused.refusal
+    assert intent["review"] == "reviewed" and intent["stacks"][0]["refused"] == refused.refusal.message
+    assert intent["stacks"][0]["refused_kind"] == "plan changed"
 
     # A commit nobody planned in a merge request: refused with require_reviewed, else applied as unreviewed.
     runner.git.checkout("main")
@@ -93,9 +95,10 @@ def test_the_reviewed_plan_is_found_and_compared_by_value_on_another_machine(
     runner.git.push("origin", "main")
     strict = _pass(own_endpoint, tmp_path, clone, require_reviewed=True)
     [unreviewed] = [r for r in strict.results if r.stack == "project-speech"]
-    assert unreviewed.refusal is not None and unreviewed.refusal.startswith("not reviewed:")
-    assert "hypergov plan --base" in unreviewed.refusal and f"s3://{STATE_BUCKET}/prod/reconciler/reviewed/" in (
-        unreviewed.refusal)
+    assert unreviewed.refusal is not None and unreviewed.refusal.kind == "not reviewed"
+    assert unreviewed.refusal.message.startswith("not reviewed:")
+    assert "hypergov plan --base" in unreviewed.refusal.message and (
+        f"s3://{STATE_BUCKET}/prod/reconciler/reviewed/" in unreviewed.refusal.message)
     assert _budget_amount(own_endpoint) == 150000.0
     applied = _pass(own_endpoint, tmp_path, clone)
     assert applied.status == "applied" and applied.review == "unreviewed", applied.errors
