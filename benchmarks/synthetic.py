@@ -95,6 +95,9 @@ def _org() -> dict[str, Any]:
                             "cost_centre_pattern": "^CC-[0-9]{4}$", "required_tags": ["Owner"]},
         "allowed_instance_types": list(_INSTANCE_TYPES),
         "platform_admins": ["arn:aws:iam::111122223333:role/PlatformAdministrator"],
+        "identity_center": {"instance_arn": "arn:aws:sso:::instance/ssoins-7223a7b5d1e5e2c4",
+                            "identity_store_id": "d-9067c1a2b3", "region": _REGIONS[0],
+                            "account": _ACCOUNTS[0][0], "session_duration": "8h"},
         "change_control": [{"paths": ["org.yaml", "clusters/*.yaml"], "owners": ["platform-admins"]},
                            {"paths": ["projects/<project>.yaml"], "owners": ["project-leads"]}],
     }

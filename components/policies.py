@@ -44,7 +44,7 @@ from typing import Any
 
 from components import arns
 from hypergov.model.cluster import Cluster
-from hypergov.model.common import IDENTITY_CENTER_RE, Persona
+from hypergov.model.common import Persona, is_identity_center
 from hypergov.model.org import Organization, PermissionBoundary, PlatformAdministratorPolicy
 from hypergov.model.project import Project
 from hypergov.rules.iam_patterns import matches
@@ -109,7 +109,7 @@ def platform_admin_policy(policy: PlatformAdministratorPolicy) -> PolicyDocument
 
 def trust_policy(principals: Sequence[str], *, org: Organization, account: str) -> PolicyDocument:
     """Who may assume a persona's role (see module docstring for Identity Center)."""
-    iam = sorted(p for p in principals if not IDENTITY_CENTER_RE.match(p))
+    iam = sorted(p for p in principals if not is_identity_center(p))
     users = sorted(p.split("/", 1)[1] for p in principals if p.startswith("identitycenter:user/"))
     groups = sorted(p.split("/", 1)[1] for p in principals if p.startswith("identitycenter:group/"))
     root = f"arn:{org.partition}:iam::{account}:root"

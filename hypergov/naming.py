@@ -6,8 +6,10 @@ the same functions, so a name that validates is exactly the name that gets creat
 
 from __future__ import annotations
 
+import hashlib
 import re
 
+from hypergov.model.aws_limits import PERMISSION_SET_NAME, limit_max
 from hypergov.model.common import Persona
 
 # The role AWS Organizations creates in every member account it creates, trusted by the
@@ -65,6 +67,41 @@ def role_name(org: str, team: str, persona: Persona) -> str:
 
 def role_policy_name(org: str, team: str, persona: Persona) -> str:
     return f"{role_name(org, team, persona)}-access"
+
+
+PERMISSION_SET_NAME_MAX = limit_max(PERMISSION_SET_NAME)
+_DIGEST = 8
+
+
+def permission_set_name(org: str, team: str, persona: Persona) -> str:
+    """The Identity Center permission set of a project persona: named like its IAM role when that
+    fits a permission set name (32 characters), else cut and ended with a digest of the full name,
+    so two personas never share one (IDN004 checks the org's names all the same)."""
+    full = role_name(org, team, persona)
+    if len(full) <= PERMISSION_SET_NAME_MAX:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:_DIGEST]
+    return f"{full[:PERMISSION_SET_NAME_MAX - _DIGEST - 1]}-{digest}"
+
+
+# The role Identity Center makes in an account for a permission set assigned there:
+# `AWSReservedSSO_<permission set>_<unique suffix>` under `/aws-reserved/sso.amazonaws.com/<region>/`
+# (no region when the identity source is in us-east-1); the suffix changes whenever the role is
+# made anew (IAM Identity Center user guide, "Referencing permission sets in resource policies").
+SSO_ROLE_PREFIX = "AWSReservedSSO_"
+SSO_ROLE_SUFFIX = "[0-9a-f]{16}"
+
+
+def sso_role_path(identity_center_region: str) -> str:
+    region = "" if identity_center_region == "us-east-1" else f"{identity_center_region}/"
+    return f"/aws-reserved/sso.amazonaws.com/{region}"
+
+
+def sso_role_name_regex(permission_set: str) -> str:
+    """Exactly the roles of `permission_set` (RE2 and Python syntax alike): `<name>_anything` is
+    another permission set, and its role does not match."""
+    escaped = "".join(f"\\{c}" if c in ".+-" else c for c in permission_set)
+    return f"^{SSO_ROLE_PREFIX}{escaped}_{SSO_ROLE_SUFFIX}$"
 
 
 def boundary_policy_name(org: str) -> str:

@@ -49,11 +49,11 @@ ORG_ONLY: Slice = {"trusted_external_accounts": True, "personas": {
     "Viewer": {"ceiling": True}}}
 # The org component reads the Platform Administrator persona only (its role in every account); the
 # others' policies and every ceiling are the projects' and validation's.
-ORG_STACK_AWAY: Slice = {"trusted_external_accounts": True, "personas": {
+ORG_STACK_AWAY: Slice = {"trusted_external_accounts": True, "identity_center": True, "personas": {
     "ProjectLead": True, "Engineer": True, "Viewer": True}}
 # The cluster components read no persona at all (they declare the scheduler config, the quotas and,
 # in plain-EKS mode, Kueue objects): an org-wide persona edit replans the projects, not the clusters.
-CLUSTER_ONLY_AWAY: Slice = {**ORG_ONLY, "personas": True}
+CLUSTER_ONLY_AWAY: Slice = {**ORG_ONLY, "personas": True, "identity_center": True}
 ORG_STACK_PROJECT: Slice = {"cost_centre": True}
 ORG_STACK_CLUSTER: Slice = {"account": True, "region": True, "eks": {"cluster_name": True}}
 CLUSTER_STACK_TEAM: Slice = {"quotas": True, "fair_share_weight": True, "preempt_own_lower_priority": True,

@@ -145,6 +145,7 @@ SCHEDULER_CONFIG_NAME = "scheduler config name <cluster>-scheduler"
 ROLE_NAME = "IAM role name <org>-<team>-<persona>"
 ROLE_POLICY_NAME = "IAM role policy name <org>-<team>-<persona>-access"
 BUDGET_NAME = "budget name <org>-<team>-monthly"
+PERMISSION_SET_NAME = "Identity Center permission set name <org>-<team>-<persona> (hashed when longer)"
 INSTANCE_GROUPS = "clusters/*.hyperpod.instance_groups"
 GROUP_INSTANCE_COUNT = "clusters/*.hyperpod.instance_groups[].instance_count"
 GROUP_THREADS_PER_CORE = "clusters/*.hyperpod.instance_groups[].threads_per_core"
@@ -193,6 +194,7 @@ LIMITS: dict[str, Limit] = {
     ROLE_NAME: _from_botocore("CreateRole.RoleName", "iam", "roleNameType"),
     ROLE_POLICY_NAME: _from_botocore("PutRolePolicy.PolicyName", "iam", "policyNameType"),
     BUDGET_NAME: _from_botocore("Budget.BudgetName", "budgets", "BudgetName"),
+    PERMISSION_SET_NAME: _from_botocore("CreatePermissionSet.Name", "sso-admin", "PermissionSetName"),
     INSTANCE_GROUPS: _from_botocore(
         "CreateCluster.InstanceGroups (items)", "sagemaker", "ClusterInstanceGroupSpecifications",
         note=f"AWS docs agree (1-100 instance groups), {API}/API_CreateCluster.html"),

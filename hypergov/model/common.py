@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, NewType
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from hypergov.model.aws_limits import AwsEnum, aws_enum_values, aws_str
+from hypergov.model.aws_limits import AwsEnum, aws_enum_values, aws_str, shape
 
 TeamName = NewType("TeamName", str)
 ClusterName = NewType("ClusterName", str)
@@ -60,16 +60,60 @@ ActionPattern = Annotated[str, StringConstraints(pattern=IAM_ACTION_PATTERN, max
 
 IAM_PRINCIPAL_RE = re.compile(
     r"^arn:aws(-cn|-us-gov)?:iam::\d{12}:(user|role)/([A-Za-z0-9_+=,.@-]+/)*[A-Za-z0-9_+=,.@-]{1,64}$")
-IDENTITY_CENTER_RE = re.compile(r"^identitycenter:(user|group)/[A-Za-z0-9_+=,.@ -]{1,128}$")
+IDENTITY_CENTER_PREFIX = "identitycenter:"
+
+
+def _identity_store_name(shape_name: str) -> tuple[str, int]:
+    """An identity-store name's character class exactly as botocore's model has it (`[...]+`,
+    Unicode classes), and its longest length. pydantic's regex engine knows `\\p{L}` and the other
+    Unicode classes (Python's `re` does not); the length is checked apart (`_member_length`),
+    since a bounded repetition of those classes exceeds the engine's size limit."""
+    meta = shape("identitystore", shape_name).metadata
+    pattern: str = meta["pattern"]
+    if not pattern.endswith("]+") or meta["min"] != 1:
+        raise ValueError(f"identitystore {shape_name}: unexpected pattern {pattern!r}")
+    return pattern, int(meta["max"])
+
+
+# Identity Center members are named as the identity store names them: a group by its display name
+# (1-1024 letters, marks, symbols, digits, punctuation and spaces), a user by its user name (1-128
+# of the same, no spaces). botocore's identitystore model: GroupDisplayName, UserName.
+_GROUP_NAME, GROUP_NAME_MAX = _identity_store_name("GroupDisplayName")
+_USER_NAME, USER_NAME_MAX = _identity_store_name("UserName")
+IDENTITY_CENTER_MEMBER_MAX = {"group": GROUP_NAME_MAX, "user": USER_NAME_MAX}
+
+
+def _member_length(value: str) -> str:
+    if value.startswith(IDENTITY_CENTER_PREFIX):
+        kind, name = identity_center_member(value)
+        if len(name) > IDENTITY_CENTER_MEMBER_MAX[kind]:
+            raise ValueError(f"an Identity Center {kind} name has at most {IDENTITY_CENTER_MEMBER_MAX[kind]} "
+                             f"characters; this one has {len(name)}")
+    return value
+
+
 Principal = Annotated[
     str,
     StringConstraints(
         pattern=r"^(arn:aws(-cn|-us-gov)?:iam::\d{12}:(user|role)/([A-Za-z0-9_+=,.@-]+/)*[A-Za-z0-9_+=,.@-]{1,64}"
-                r"|identitycenter:(user|group)/[A-Za-z0-9_+=,.@ -]{1,128})$",
+                rf"|identitycenter:user/{_USER_NAME}|identitycenter:group/{_GROUP_NAME})$",
         max_length=2048),
-    Field(description="an IAM user/role ARN, or 'identitycenter:user/<name>' / "
-                      "'identitycenter:group/<name>' for IAM Identity Center"),
+    AfterValidator(_member_length),
+    Field(description="an IAM user/role ARN, or an IAM Identity Center member: 'identitycenter:group/<display "
+                      "name>' (1-1024 characters, spaces allowed) or 'identitycenter:user/<user name>' (1-128 "
+                      "characters, no spaces), as the identity store names them"),
 ]
+
+
+def is_identity_center(principal: str) -> bool:
+    return principal.startswith(IDENTITY_CENTER_PREFIX)
+
+
+def identity_center_member(principal: str) -> tuple[str, str]:
+    """'identitycenter:group/ML Platform' -> ('group', 'ML Platform')."""
+    kind, _, name = principal.removeprefix(IDENTITY_CENTER_PREFIX).partition("/")
+    return kind, name
+
 
 Duration = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,5}(m|h|d)$"),
                      Field(description="a duration like '90m', '72h' or '7d'")]

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
+
+from hypergov.model.aws_limits import aws_str
 
 from hypergov.model.common import (
     AccountId,
     ActionPattern,
+    Duration,
     InstanceType,
     OrganizationalUnitId,
     Partition,
@@ -19,6 +22,7 @@ from hypergov.model.common import (
     Region,
     StrictModel,
     TagKey,
+    duration_seconds,
 )
 
 OrgName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,19}$"),
@@ -32,6 +36,38 @@ class Account(StrictModel):
 
     name: AccountAlias
     id: AccountId
+
+
+# A permission set's session lasts 1 to 12 hours (IAM Identity Center user guide, "Set session
+# duration"); the API takes it as an ISO 8601 duration (`SessionDuration`, e.g. "PT8H").
+SESSION_HOURS = (1, 12)
+
+
+def _session_duration(value: str) -> str:
+    low, high = SESSION_HOURS
+    if not low * 3600 <= duration_seconds(value) <= high * 3600:
+        raise ValueError(f"an Identity Center session lasts {low}h to {high}h (e.g. '8h'), not {value}")
+    return value
+
+
+SessionDuration = Annotated[Duration, AfterValidator(_session_duration),
+                            Field(description="how long a person's session lasts, 1h to 12h (e.g. '8h')")]
+
+
+class IdentityCenter(StrictModel):
+    """The org's IAM Identity Center: where people come from. Each project persona with Identity
+    Center members gets a permission set there, assigned to exactly those groups and users in
+    exactly the accounts where the project holds quota."""
+
+    instance_arn: Annotated[str, aws_str("sso-admin", "InstanceArn"), Field(
+        description="the Identity Center instance, e.g. arn:aws:sso:::instance/ssoins-0123456789abcdef")]
+    identity_store_id: Annotated[str, aws_str("identitystore", "IdentityStoreId"), Field(
+        description="the instance's identity store, e.g. d-0123456789")]
+    region: Region = Field(description="the region the instance lives in")
+    account: AccountAlias = Field(description=(
+        "the org account (a name from `accounts`) Identity Center is administered from: the management "
+        "account's member or the delegated administrator"))
+    session_duration: SessionDuration = "1h"
 
 
 class PermissionBoundary(StrictModel):
@@ -150,6 +186,8 @@ class Organization(StrictModel):
     allowed_instance_types: list[InstanceType] = Field(min_length=1)
     platform_admins: list[Principal] = Field(min_length=1)
     change_control: list[ChangeRule] = Field(default_factory=list)
+    identity_center: IdentityCenter | None = Field(default=None, description=(
+        "IAM Identity Center; required when any member is 'identitycenter:...'"))
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)

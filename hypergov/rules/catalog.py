@@ -58,6 +58,7 @@ RULES: tuple[RuleInfo, ...] = (
     RuleInfo("REF005", "references", "unknown account, or region the org does not allow"),
     RuleInfo("REF006", "references", "workload class priority not allowed for its project"),
     RuleInfo("REF007", "references", "HyperPod ARN missing (task governance) or of another account or region"),
+    RuleInfo("REF008", "references", "an Identity Center member, but org.yaml names no Identity Center instance"),
     RuleInfo("IDN001", "identity", "name invalid, or a name derived from it too long for where it is written "
                                    "(label value, namespace, object name)"),
     RuleInfo("IDN002", "identity", "derived IAM role / policy / budget name invalid or too long"),

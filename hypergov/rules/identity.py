@@ -21,7 +21,7 @@ from hypergov.model.aws_limits import (
     limit_max,
     shape_pattern,
 )
-from hypergov.model.common import PERSONAS
+from hypergov.model.common import PERSONAS, is_identity_center
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem, SourcePos
 from hypergov.rules.base import problem
@@ -150,6 +150,11 @@ def _uniqueness(tree: GovernanceTree) -> Iterator[Problem]:
         seen[f"team name '{folded}' (ignoring case and Unicode form)"].append(
             (team, _file_pos(tree, f"projects/{team}.yaml")))
     for team, project in sorted(tree.projects.items()):
+        if tree.org is not None:
+            for persona in PERSONAS:
+                if any(is_identity_center(p) for p in project.model.members.of(persona)):
+                    name = naming.permission_set_name(tree.org.model.name, team, persona)
+                    seen[f"permission set name '{name}'"].append((team, project.pos("members", persona, key=True)))
         for quota_cluster in project.model.quotas:
             seen[f"compute quota name '{naming.compute_quota_name(team, quota_cluster)}'"].append(
                 (team, project.pos("quotas", quota_cluster, key=True)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hypergov.model.cluster import Cluster
+from hypergov.model.common import PERSONAS, is_identity_center
 from hypergov.model.org import Account
 from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem
@@ -20,6 +21,7 @@ def check_references(tree: GovernanceTree) -> Iterator[Problem]:
     yield from _org_and_clusters(tree)
     yield from _projects(tree)
     yield from _workloads(tree)
+    yield from _identity_center(tree)
 
 
 def _org_and_clusters(tree: GovernanceTree) -> Iterator[Problem]:
@@ -125,3 +127,29 @@ def _workloads(tree: GovernanceTree) -> Iterator[Problem]:
                               f"team '{team}' has no quota for {itype}"
                               + ("" if itype in offered else " on any of its clusters"),
                               f"use one of: {_names(quota_types)}")
+
+
+def _identity_center(tree: GovernanceTree) -> Iterator[Problem]:
+    """Identity Center members need the instance they come from; its account must be the org's."""
+    if tree.org is None:
+        return
+    org = tree.org.model
+    if org.identity_center is not None:
+        if org.account(org.identity_center.account) is None:
+            yield problem(tree.org.pos("identity_center", "account"), "REF005",
+                          f"identity_center names account '{org.identity_center.account}', which org.yaml does "
+                          f"not list", f"use one of: {_names({a.name for a in org.accounts})}")
+        return
+    hint = ("add 'identity_center:' to org.yaml (instance_arn, identity_store_id, region, account), "
+            "or name the member by its IAM ARN")
+    for i, principal in enumerate(org.platform_admins):
+        if is_identity_center(principal):
+            yield problem(tree.org.pos("platform_admins", i), "REF008",
+                          f"{principal} is an Identity Center member, but org.yaml names no Identity Center", hint)
+    for _, project in sorted(tree.projects.items()):
+        for persona in PERSONAS:
+            for i, principal in enumerate(project.model.members.of(persona)):
+                if is_identity_center(principal):
+                    yield problem(project.pos("members", persona, i), "REF008",
+                                  f"{principal} is an Identity Center member, but org.yaml names no "
+                                  f"Identity Center", hint)
