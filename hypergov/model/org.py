@@ -9,7 +9,6 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, StringConstraints
 
 from hypergov.model.aws_limits import aws_str
-
 from hypergov.model.common import (
     AccountId,
     ActionPattern,
