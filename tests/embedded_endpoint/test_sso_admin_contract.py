@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from embedded_aws.sso_roles import find_provisioned_role
+
 from .conftest import REGION, assert_complete, error_of
 
 ROLE = re.compile(r"^AWSReservedSSO_lead_[0-9a-f]{16}$")
@@ -207,6 +209,8 @@ def test_role_path_without_region_in_us_east_1(aws: Any, account: str) -> None:
     roles = aws.client("iam", account=account, region="us-east-1").list_roles(
         PathPrefix="/aws-reserved/sso.amazonaws.com/")["Roles"]
     assert [(bool(ROLE.match(r["RoleName"])), r["Path"]) for r in roles] == [(True, "/aws-reserved/sso.amazonaws.com/")]
+    found = find_provisioned_role(aws, account=account, permission_set_name="lead", identity_center_region="us-east-1")
+    assert found is not None and found["RoleName"] == roles[0]["RoleName"]
 
 
 def test_missing_customer_managed_boundary_fails_provisioning(sso: Any, instance: str, permission_set: str,
