@@ -4,7 +4,9 @@ hypergov's engines, drift detection and tests talk to AWS over HTTP with boto3 a
 SDK inside the Terraform AWS provider. This package gives them one local URL that answers as
 AWS does for everything hypergov touches: IAM, STS, Organizations and Budgets (moto, with the
 Budgets tag/update/subscriber operations the provider needs), EKS (moto, plus access entries,
-access policy associations and the authentication mode) and SageMaker HyperPod (clusters with
+access policy associations and the authentication mode), IAM Identity Center (sso-admin with
+permissions boundaries, tags, request statuses and the provisioned ``AWSReservedSSO_`` roles;
+identitystore lookups) and SageMaker HyperPod (clusters with
 AWS's id-based ARNs and UpdateCluster, compute quotas and cluster scheduler configs). Requests
 to the added operations are validated against botocore's service models (required members,
 enums, lengths, ranges, patterns) and refused with the error code, HTTP status and wire format
@@ -43,6 +45,10 @@ Both are handles (`EndpointHandle`) with:
 ``seed_tree_clusters(tree, endpoint)`` -- seed every cluster of a config tree (its
     ``hyperpod.cluster_name`` and ``eks.cluster_name``, with the id of ``hyperpod.arn`` when
     recorded, in the org account and region it names).
+``seed_identity.seed_identity_center(tree, endpoint)`` -- the Identity Center instance and people
+    of org.yaml's ``identity_center`` (None without it; in the endpoint's process).
+``sso_roles.find_provisioned_role(endpoint, account=..., permission_set_name=...,
+    identity_center_region=...)`` -- the role Identity Center provisioned (IAM Role dict) or None.
 ``terraform.provider_block(endpoint_url, region=..., account=..., max_retries=1)`` -- the
     Terraform JSON ``provider.aws`` body for this endpoint (per-service endpoints, no
     credential/metadata checks; provider 5.x treats max_retries as attempts).

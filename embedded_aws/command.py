@@ -85,12 +85,17 @@ def embedded_aws_command(host: str, port: int, seed_config: Path | None) -> None
 def _seed(tree: Any, aws: Any) -> list[Any]:
     from embedded_aws.handle import EndpointError
     from embedded_aws.seed import seed_tree_clusters
+    from embedded_aws.seed_identity import seed_identity_center
     from embedded_aws.seed_org import seed_organization
 
     try:
         seeded_org = seed_organization(tree, aws)
         click.echo(f"seeded organization (management account {seeded_org.management_account}) "
                    f"with OU {seeded_org.ou_id}", err=True)
+        identity = seed_identity_center(tree, aws)
+        if identity is not None:
+            click.echo(f"seeded IAM Identity Center {identity.instance_arn} (account {identity.account}, "
+                       f"{identity.region}): {len(identity.groups)} groups, {len(identity.users)} users", err=True)
         return seed_tree_clusters(tree, aws)
     except (ValueError, EndpointError) as exc:
         click.secho(f"error: cannot seed: {exc}", fg="red", err=True)

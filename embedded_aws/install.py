@@ -2,10 +2,10 @@
 
 moto's server builds one Flask app per service, the first time a request for it arrives, from
 that service's ``urls.url_paths`` (URL regex -> response-class dispatcher). The endpoint builds
-the apps of SageMaker, EKS, Budgets and IAM from the same paths pointed at the extended classes (plus
-EKS's new access-entry paths) and every other service's app exactly as moto does. Nothing in
-moto's modules is changed, so moto's in-process mocks (``mock_aws``) elsewhere in the process
-keep moto's own behaviour.
+the apps of SageMaker, EKS, Budgets, IAM, SSO Admin and Identity Store from the same paths
+pointed at the extended classes (plus EKS's new access-entry paths) and every other service's app
+exactly as moto does. Nothing in moto's modules is changed, so moto's in-process mocks
+(``mock_aws``) elsewhere in the process keep moto's own behaviour.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from embedded_aws import eks_responses
 from embedded_aws.budgets_ext import ExtendedBudgetsResponse
 from embedded_aws.extension import register_managed_models
 from embedded_aws.iam_ext import ExtendedIamResponse
+from embedded_aws.identitystore_ext import ExtendedIdentityStoreResponse
 from embedded_aws.sagemaker_responses import ExtendedSageMakerResponse
+from embedded_aws.sso_admin_ext import ExtendedSsoAdminResponse
 
 _lock = threading.Lock()
 _registered = False
@@ -37,6 +39,8 @@ def extended_paths() -> dict[str, dict[str, Callable[..., Any]]]:
         "sagemaker": {"{0}/$": ExtendedSageMakerResponse.dispatch},
         "budgets": {"{0}/$": ExtendedBudgetsResponse.dispatch},
         "iam": {"{0}/$": ExtendedIamResponse.dispatch},
+        "ssoadmin": {"{0}/$": ExtendedSsoAdminResponse.dispatch},
+        "identitystore": {"{0}/$": ExtendedIdentityStoreResponse.dispatch},
         "eks": eks_responses.url_paths(moto.eks.urls.url_paths),
     }
 

@@ -95,6 +95,8 @@ def shape_output(shape: Shape, value: Any) -> Any:
 
 def _check(shape: Shape, value: Any, path: str, found: list[Violation]) -> None:
     kind = shape.type_name
+    if getattr(shape, "is_document_type", False):
+        return  # a document (any JSON value, e.g. identitystore's AttributeValue): no constraints to check
     if kind == "structure":
         if not isinstance(value, Mapping):
             found.append(Violation(path, value, "Member must be a structure"))

@@ -17,7 +17,7 @@ from typing import Any
 from embedded_aws.handle import SECRET_KEY
 
 # The services the governance components use, each served at the endpoint URL.
-PROVIDER_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker")
+PROVIDER_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "ssoadmin", "identitystore")
 
 
 def provider_block(endpoint_url: str, *, region: str, account: str, max_retries: int = 1) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws, seed_tree_clusters
+from embedded_aws.seed_identity import seed_identity_center
 from embedded_aws.seed_org import seed_organization
 from engines.desired import DesiredObject
 from engines.live.items import LiveScan
@@ -37,6 +38,7 @@ def applied_example(aws: EmbeddedAws, *, types: Iterable[str]) -> Applied:
     context = example_context()
     seed_tree_clusters(context.tree, aws)
     seed_organization(context.tree, aws)
+    seed_identity_center(context.tree, aws)  # only when org.yaml has `identity_center`
     wanted = frozenset(types)
     policy_ids: dict[str, str] = {}
     order = ("aws:iam/role:Role", "aws:sns/topic:Topic", "aws:sns/topicPolicy:TopicPolicy",
