@@ -155,7 +155,8 @@ def run(*, projects: int, clusters: int, seed: int, sample: int, concurrency: in
             def client_for(service: str, account: str, region: str) -> Any:
                 return endpoint.client(service, account=account, region=region, config=seed_client)
 
-            seeded = seed_live_state(context.desired, governed, client_for, management_account=DEFAULT_ACCOUNT)
+            seeded = seed_live_state(context.desired, governed, client_for, management_account=DEFAULT_ACCOUNT,
+                                     lookups=context.lookups)
             clean, clean_where = measured_scan(context, endpoint, concurrency)
             drifts = inject_drifts(context.desired, governed, client_for, management_account=DEFAULT_ACCOUNT)
             drifted, where = measured_scan(context, endpoint, concurrency)

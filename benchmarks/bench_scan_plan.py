@@ -44,7 +44,7 @@ from benchmarks.bench_mr import PHASED, command_env, run_command, write_settings
 from benchmarks.common import org_size_arguments, print_table, quick_sizes, write_results
 from benchmarks.live_seed import SEED_THREADS, client_config, seed_live_state
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAwsProcess
-from engines.desired import desired_objects
+from engines.desired import desired_lookups, desired_objects
 from engines.graphs import stack_graphs
 from engines.hyperpod import driver
 from engines.hyperpod.executor import desired_objects as hyperpod_objects
@@ -183,6 +183,7 @@ def run(*, projects: int, clusters: int, seed: int, sample: int, cold: bool, bas
         graphs = stack_graphs(base, plan_stacks(base), state / "graphs", assume_role_name=ACCESS_ROLE)
         main_graphs_s = time.perf_counter() - start
         desired = [o for g in graphs.values() for o in desired_objects(g)]
+        lookups = [lk for g in graphs.values() for lk in desired_lookups(g)]
         result: dict[str, Any] = {"projects": projects, "clusters": clusters, "stacks": len(graphs),
                                   "main_graphs_cold_s": round(main_graphs_s, 1), "command": ["hypergov", *COMMAND]}
         with EmbeddedAwsProcess(seed_config=root / "config") as endpoint:
@@ -190,7 +191,7 @@ def run(*, projects: int, clusters: int, seed: int, sample: int, cold: bool, bas
             seeded = seed_live_state(
                 desired, [], lambda service, account, region: endpoint.client(service, account=account, region=region,
                                                                               config=seed_client),
-                management_account=DEFAULT_ACCOUNT)
+                management_account=DEFAULT_ACCOUNT, lookups=lookups)
             hyperpod = seed_hyperpod_as_applied(graphs, lambda account, region: endpoint.client(
                 "sagemaker", account=account, region=region, config=seed_client))
             result["seed"] = {"seconds": round(seeded.seconds + hyperpod[1], 1), "objects": seeded.total + hyperpod[0]}

@@ -23,7 +23,9 @@ from typing import Any
 
 from botocore.config import Config
 
-from engines.desired import DesiredObject
+from engines.desired import DesiredLookup, DesiredObject
+from engines.live.lookups import read_lookups, resolved
+from engines.live.runner import CallCounter
 from engines.live.hyperpod import GovernedCluster
 
 ClientFor = Callable[[str, str, str], Any]  # (service, account, region) -> boto3 client
@@ -49,8 +51,10 @@ class CreatedIds:
             self._ids[(obj.stack, obj.name)] = created_id
 
     def resolve(self, obj: DesiredObject, value: str) -> str:
-        if value.startswith("<id:") and value.endswith(">"):
-            return self._ids[(obj.stack, value[4:-1])]
+        """`<id:NAME>` and `<arn:NAME>` (graph capture's outputs) as the create of NAME returned them."""
+        for prefix in ("<id:", "<arn:"):
+            if value.startswith(prefix) and value.endswith(">"):
+                return self._ids[(obj.stack, value[len(prefix):-1])]
         return value
 
 
@@ -137,6 +141,36 @@ def create_access_policy_association(eks: Any, obj: DesiredObject, _: CreatedIds
                                 accessScope=scope)
 
 
+def create_permission_set(sso: Any, obj: DesiredObject, ids: CreatedIds) -> None:
+    i = obj.inputs
+    created = sso.create_permission_set(InstanceArn=i["instanceArn"], Name=i["name"], **_optional(
+        Description=i.get("description"), SessionDuration=i.get("sessionDuration"),
+        Tags=_tag_list(i.get("tags"))))
+    ids.record(obj, created["PermissionSet"]["PermissionSetArn"])
+
+
+def put_permission_set_policy(sso: Any, obj: DesiredObject, ids: CreatedIds) -> None:
+    i = obj.inputs
+    sso.put_inline_policy_to_permission_set(InstanceArn=i["instanceArn"], InlinePolicy=i["inlinePolicy"],
+                                            PermissionSetArn=ids.resolve(obj, i["permissionSetArn"]))
+
+
+def put_permission_set_boundary(sso: Any, obj: DesiredObject, ids: CreatedIds) -> None:
+    i = obj.inputs
+    reference = i["permissionsBoundary"]["customerManagedPolicyReference"]
+    sso.put_permissions_boundary_to_permission_set(
+        InstanceArn=i["instanceArn"], PermissionSetArn=ids.resolve(obj, i["permissionSetArn"]),
+        PermissionsBoundary={"CustomerManagedPolicyReference": {"Name": reference["name"],
+                                                                "Path": reference.get("path") or "/"}})
+
+
+def create_account_assignment(sso: Any, obj: DesiredObject, ids: CreatedIds) -> None:
+    i = obj.inputs
+    sso.create_account_assignment(InstanceArn=i["instanceArn"], PermissionSetArn=ids.resolve(obj, i["permissionSetArn"]),
+                                  PrincipalId=i["principalId"], PrincipalType=i["principalType"],
+                                  TargetId=i["targetId"], TargetType=i["targetType"])
+
+
 @dataclass(frozen=True)
 class TypeSeed:
     service: str
@@ -153,8 +187,17 @@ SEEDS: dict[str, TypeSeed] = {
     "aws:sns/topicPolicy:TopicPolicy": TypeSeed("sns", create_topic_policy, 1),
     "aws:budgets/budget:Budget": TypeSeed("budgets", create_budget, 1),  # notifies the topic
     "aws:iam/rolePolicy:RolePolicy": TypeSeed("iam", create_role_policy, 2),
-    "aws:eks/accessEntry:AccessEntry": TypeSeed("eks", create_access_entry, 2),  # the principal must exist
-    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": TypeSeed("eks", create_access_policy_association, 3),
+    "aws:ssoadmin/permissionSet:PermissionSet": TypeSeed("sso-admin", create_permission_set, 0),
+    "aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy": TypeSeed(
+        "sso-admin", put_permission_set_policy, 1),
+    # the boundary is a customer-managed policy of each assigned account (wave 0)
+    "aws:ssoadmin/permissionsBoundaryAttachment:PermissionsBoundaryAttachment": TypeSeed(
+        "sso-admin", put_permission_set_boundary, 1),
+    # provisions the permission set's role in the account, with its policy and boundary
+    "aws:ssoadmin/accountAssignment:AccountAssignment": TypeSeed("sso-admin", create_account_assignment, 2),
+    # the principal must exist: a role (wave 1), or the role an assignment provisioned (wave 2)
+    "aws:eks/accessEntry:AccessEntry": TypeSeed("eks", create_access_entry, 3),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": TypeSeed("eks", create_access_policy_association, 4),
 }
 
 
@@ -179,9 +222,12 @@ def seed_hyperpod(sagemaker: Any, cluster: GovernedCluster, tags: Mapping[str, s
 
 
 def seed_live_state(desired: Sequence[DesiredObject], clusters: Sequence[GovernedCluster], client_for: ClientFor, *,
-                    management_account: str, threads: int = SEED_THREADS) -> SeedReport:
+                    management_account: str, threads: int = SEED_THREADS,
+                    lookups: Sequence[DesiredLookup] = ()) -> SeedReport:
     """Create every desired object and every governed cluster's task-governance objects; raises
-    on the first failed create (a partial seed would make the benchmark's scan report drift)."""
+    on the first failed create (a partial seed would make the benchmark's scan report drift).
+    `lookups`: the reads the objects' placeholders come from, read again before each wave (a
+    permission set's role exists once a wave assigned it), as terraform reads its data sources."""
     unknown = sorted({o.type for o in desired} - set(SEEDS))
     if unknown:
         raise ValueError(f"no seeder for desired type(s) {', '.join(unknown)}: add one to benchmarks.live_seed.SEEDS")
@@ -199,6 +245,13 @@ def seed_live_state(desired: Sequence[DesiredObject], clusters: Sequence[Governe
         for wave in sorted({s.wave for s in SEEDS.values()}):
             wave_started = time.perf_counter()
             objects = [o for o in desired if SEEDS[o.type].wave == wave]
+            if lookups:
+                results, failures = read_lookups(
+                    lookups, lambda service, account, region: clients(service, account or management_account, region),
+                    CallCounter())
+                if failures:
+                    raise RuntimeError(f"cannot read {failures[0].what}: {failures[0].failure.message}")
+                objects = list(resolved(objects, results))
             jobs: list[Callable[[], Any]] = [lambda o=o: create(o) for o in objects]  # type: ignore[misc]
             if wave == 0:  # HyperPod objects reference nothing hypergov creates
                 jobs += [lambda c=c: seed_hyperpod(clients("sagemaker", c.account, c.region), c)  # type: ignore[misc]

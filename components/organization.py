@@ -21,8 +21,15 @@ import pulumi
 import pulumi_aws as aws
 
 from components import arns, policies
+from components.identity_center import (
+    ClusterAccess,
+    PermissionSetSpec,
+    declare_permission_set,
+    identity_center_members,
+)
 from components.tags import cost_tags
 from hypergov import naming
+from hypergov.model.common import is_identity_center
 from hypergov.model.org import PlatformAdministratorPolicy
 from hypergov.stack_views import OrgView
 
@@ -36,6 +43,7 @@ class OrganizationGovernanceArgs:
     management: aws.Provider  # Organizations lives in the management account
     accounts: Mapping[str, aws.Provider]  # account id -> provider for that account (home region)
     cluster_providers: Mapping[str, aws.Provider]  # cluster name -> provider of its account and region
+    identity_center: aws.Provider | None = None  # the Identity Center account and region, when org.yaml names one
 
 
 def _json(document: object) -> str:
@@ -85,7 +93,30 @@ class OrganizationGovernance(pulumi.ComponentResource):
 
     def _platform_administrator(self, args: OrganizationGovernanceArgs, admin: PlatformAdministratorPolicy, *,
                                 tags: Mapping[str, str]) -> None:
-        """The Platform Administrator role in every account, and its cluster-admin access entries."""
+        """The Platform Administrator role in every account (for IAM platform admins) and its
+        permission set (for Identity Center ones), each with cluster-admin access entries."""
+        org = args.view.org
+        if any(not is_identity_center(p) for p in org.platform_admins):
+            self._platform_administrator_role(args, admin, tags=tags)
+        members = identity_center_members(org.platform_admins)
+        ic = org.identity_center
+        if not members or ic is None:  # validation refuses Identity Center members without it (REF008)
+            return
+        clusters = [ClusterAccess(
+            key=name, eks_cluster_name=c.eks.cluster_name, account=arns.account_id(org, c.account),
+            provider=args.cluster_providers[name], groups=(), scope={"type": "cluster"},
+            policy_arn=arns.eks_access_policy_arn(org, CLUSTER_ADMIN_POLICY))
+            for name, c in sorted(args.view.clusters.items())]
+        spec = PermissionSetSpec(
+            key="platform-admin", name=naming.platform_admin_permission_set_name(org.name),
+            description="hypergov: Platform Administrator (org layer)",
+            policy=policies.platform_admin_policy(admin), boundary=None, members=members,
+            accounts={str(a.id): (a.name, args.accounts[str(a.id)]) for a in org.accounts}, clusters=clusters)
+        assert args.identity_center is not None, "stacks.program gives the Identity Center provider with members"
+        declare_permission_set(self, spec, identity_center=ic, provider=args.identity_center, tags=tags)
+
+    def _platform_administrator_role(self, args: OrganizationGovernanceArgs, admin: PlatformAdministratorPolicy, *,
+                                     tags: Mapping[str, str]) -> None:
         org = args.view.org
         name = naming.platform_admin_role_name(org.name)
         roles: dict[str, aws.iam.Role] = {}
@@ -95,7 +126,7 @@ class OrganizationGovernance(pulumi.ComponentResource):
             roles[acct] = aws.iam.Role(
                 f"platform-admin@{account.name}", name=name, path=naming.PLATFORM_ADMIN_ROLE_PATH,
                 description="hypergov: Platform Administrator (org layer), assumed by the org's platform_admins",
-                assume_role_policy=_json(policies.trust_policy(org.platform_admins, org=org, account=acct)),
+                assume_role_policy=_json(policies.trust_policy(org.platform_admins)),
                 max_session_duration=3600, tags=tags, opts=in_account)
             aws.iam.RolePolicy(
                 f"platform-admin-access@{account.name}", name=naming.platform_admin_policy_name(org.name),

@@ -8,15 +8,11 @@ hypergov makes (all under the IAM path `/hypergov/`): deny everything outside `a
 (`NotAction`) and everything in `deny`, when `aws:PrincipalArn` is such a role. It uses only Deny
 statements, which every SCP evaluation mode supports; the OU keeps its FullAWSAccess allow.
 
-**Trust.** IAM users and roles are trusted by ARN. IAM Identity Center principals never appear in
-IAM: people arrive through the permission-set roles
-`/aws-reserved/sso.amazonaws.com/<region>/AWSReservedSSO_<permission set>_<hash>` in the account.
-A user (`identitycenter:user/<name>`) is trusted through any such role whose session is that user
-(`aws:userid` ends in `:<name>`, the session name Identity Center sets to the user name); a group
-(`identitycenter:group/<name>`) through the permission set of the same name, which the
-administrators assign to that group (group membership is invisible to IAM, the permission-set
-assignment is how Identity Center expresses it). Both go through the account root principal with
-an `aws:PrincipalArn` condition, the documented way to trust roles whose names are not fixed.
+**Trust.** A role trusts exactly the IAM users and roles its persona names, by ARN. No role
+trusts an IAM Identity Center principal: Identity Center members reach a persona through its own
+permission set (`components.identity_center`), whose provisioned role carries the persona's policy
+and the boundary itself. Trusting them here would mean matching `AWSReservedSSO_<name>_*` role
+names, which any permission set whose name starts the same way also matches.
 
 **Role policies (least privilege, ABAC).** Each action a persona gets falls in one of three scopes:
 - *shared clusters*: the HyperPod/EKS clusters the team has quota on are shared and tagged by the
@@ -107,27 +103,14 @@ def platform_admin_policy(policy: PlatformAdministratorPolicy) -> PolicyDocument
         {"Sid": "PlatformAdministrator", "Effect": "Allow", "Action": list(policy.actions), "Resource": "*"}]}
 
 
-def trust_policy(principals: Sequence[str], *, org: Organization, account: str) -> PolicyDocument:
-    """Who may assume a persona's role (see module docstring for Identity Center)."""
+def trust_policy(principals: Sequence[str]) -> PolicyDocument:
+    """Who may assume a persona's role: its IAM principals, by ARN (Identity Center members are
+    left out: see the module docstring). Call only with at least one IAM principal."""
     iam = sorted(p for p in principals if not is_identity_center(p))
-    users = sorted(p.split("/", 1)[1] for p in principals if p.startswith("identitycenter:user/"))
-    groups = sorted(p.split("/", 1)[1] for p in principals if p.startswith("identitycenter:group/"))
-    root = f"arn:{org.partition}:iam::{account}:root"
-    sso = f"arn:{org.partition}:iam::{account}:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_"
-    statements: list[dict[str, Any]] = []
-    if iam:
-        statements.append({"Sid": "IamPrincipals", "Effect": "Allow", "Action": "sts:AssumeRole",
-                           "Principal": {"AWS": iam}})
-    if users:
-        statements.append({"Sid": "IdentityCenterUsers", "Effect": "Allow", "Action": "sts:AssumeRole",
-                           "Principal": {"AWS": root},
-                           "Condition": {"ArnLike": {"aws:PrincipalArn": f"{sso}*"},
-                                         "StringLike": {"aws:userid": [f"*:{u}" for u in users]}}})
-    if groups:
-        statements.append({"Sid": "IdentityCenterGroups", "Effect": "Allow", "Action": "sts:AssumeRole",
-                           "Principal": {"AWS": root},
-                           "Condition": {"ArnLike": {"aws:PrincipalArn": [f"{sso}{g}_*" for g in groups]}}})
-    return {"Version": VERSION, "Statement": statements}
+    if not iam:
+        raise ValueError("a trust policy needs at least one IAM principal")
+    return {"Version": VERSION, "Statement": [
+        {"Sid": "IamPrincipals", "Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"AWS": iam}}]}
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,17 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components import arns, namespace_access, policies
+from components.identity_center import (
+    ClusterAccess,
+    PermissionSetSpec,
+    declare_permission_set,
+    identity_center_members,
+)
 from components.kube_objects import KubernetesObjects
 from components.tags import cost_tags, k8s_labels
 from hypergov import naming
 from hypergov.model.cluster import Cluster
-from hypergov.model.common import PERSONAS, Persona
+from hypergov.model.common import PERSONAS, Persona, is_identity_center
 from hypergov.stack_views import ProjectView
 
 TYPE = "hypergov:index:ProjectGovernance"
@@ -43,6 +49,10 @@ class ProjectGovernanceArgs:
 
 def _json(document: object) -> str:
     return json.dumps(document, separators=(",", ":"))
+
+
+def _alias(args: ProjectGovernanceArgs, account: str) -> str:
+    return next(a.name for a in args.view.org.accounts if str(a.id) == account)
 
 
 def budget_shares(view: ProjectView) -> dict[str, float]:
@@ -65,22 +75,54 @@ class ProjectGovernance(pulumi.ComponentResource):
         self.kubernetes = {c: KubernetesObjects(parent=self, provider=args.kubernetes[c])
                            for c in sorted(args.view.clusters)}
         roles: dict[tuple[str, Persona], aws.iam.Role] = {}
-        for acct in sorted({arns.account_id(org, c.account) for c in args.view.clusters.values()}):
-            alias = next(a.name for a in org.accounts if str(a.id) == acct)
+        accounts = sorted({arns.account_id(org, c.account) for c in args.view.clusters.values()})
+        for acct in accounts:
+            alias = _alias(args, acct)
             account_clusters = [c for c in args.view.clusters.values() if arns.account_id(org, c.account) == acct]
             for persona in personas:
-                roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
-                                                    clusters=account_clusters)
+                if any(not is_identity_center(p) for p in project.members.of(persona)):
+                    roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
+                                                        clusters=account_clusters)
         for acct, share in budget_shares(args.view).items():
             self._budget(args, acct=acct, share=share)
         for cluster_name, cluster in sorted(args.view.clusters.items()):
             acct = arns.account_id(org, cluster.account)
             for persona in personas:
-                self._access(args, cluster_name=cluster_name, cluster=cluster, persona=persona,
-                             role=roles[(acct, persona)])
+                if (acct, persona) in roles:
+                    self._access(args, cluster_name=cluster_name, cluster=cluster, persona=persona,
+                                 role=roles[(acct, persona)])
                 self._rbac(args, cluster_name=cluster_name, persona=persona)
+        for persona in personas:
+            self._permission_set(args, persona=persona, accounts=accounts)
         self.register_outputs({"roleArns": sorted(arns.role_arn(org, account=a, team=team, persona=p)
                                                   for a, p in roles)})
+
+    def _permission_set(self, args: ProjectGovernanceArgs, *, persona: Persona, accounts: list[str]) -> None:
+        """The persona's Identity Center members reach its permissions through a permission set
+        (`components.identity_center`), assigned in every account the project holds quota in."""
+        org, team, project = args.view.org, args.view.team, args.view.project
+        members = identity_center_members(project.members.of(persona))
+        ic = org.identity_center
+        if not members or ic is None:  # validation refuses Identity Center members without it (REF008)
+            return
+        clusters = [ClusterAccess(
+            key=name, eks_cluster_name=c.eks.cluster_name, account=arns.account_id(org, c.account),
+            provider=args.aws_providers[(arns.account_id(org, c.account), arns.cluster_region(org, c))],
+            groups=(naming.persona_group(team, persona),),
+            policy_arn=arns.eks_access_policy_arn(org, namespace_access.access_policy(persona)),
+            scope={"type": "namespace", "namespaces": [naming.namespace(team)]})
+            for name, c in sorted(args.view.clusters.items())]
+        spec = PermissionSetSpec(
+            key=naming.PERSONA_SLUG[persona], name=naming.permission_set_name(org.name, team, persona),
+            description=f"hypergov: {persona} of project {team}",
+            policy=policies.role_policy(org, team=team, project=project, persona=persona,
+                                        clusters=list(args.view.clusters.values())),
+            boundary=(naming.boundary_policy_name(org.name), "/"), members=members,
+            accounts={a: (_alias(args, a), args.aws_providers[(a, org.home_region)]) for a in accounts},
+            clusters=clusters)
+        ic_account = arns.account_id(org, ic.account)
+        declare_permission_set(self, spec, identity_center=ic, provider=args.aws_providers[(ic_account, ic.region)],
+                               tags=self.tags)
 
     def _role(self, args: ProjectGovernanceArgs, *, acct: str, alias: str, persona: Persona,
               clusters: list[Cluster]) -> aws.iam.Role:
@@ -91,7 +133,7 @@ class ProjectGovernance(pulumi.ComponentResource):
         role = aws.iam.Role(
             f"role-{slug}@{alias}", name=naming.role_name(org.name, team, persona), path=naming.ROLE_PATH,
             description=f"hypergov: {persona} of project {team}",
-            assume_role_policy=_json(policies.trust_policy(project.members.of(persona), org=org, account=acct)),
+            assume_role_policy=_json(policies.trust_policy(project.members.of(persona))),
             permissions_boundary=arns.boundary_policy_arn(org, acct), max_session_duration=3600,
             tags=self.tags, opts=opts)
         aws.iam.RolePolicy(
@@ -105,7 +147,7 @@ class ProjectGovernance(pulumi.ComponentResource):
         org, team, project = args.view.org, args.view.team, args.view.project
         if project.budget is None or project.cost_centre is None:
             return
-        alias = next(a.name for a in org.accounts if str(a.id) == acct)
+        alias = _alias(args, acct)
         topic = arns.budget_topic_arn(org, acct)
         aws.budgets.Budget(
             f"budget@{alias}", name=naming.budget_name(org.name, team), account_id=acct, budget_type="COST",

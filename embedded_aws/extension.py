@@ -14,6 +14,7 @@ import base64
 import datetime
 import json
 import uuid
+from urllib.parse import urlsplit
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -55,6 +56,14 @@ class ModelValidatedResponse(BaseResponse):
             if known:  # none yet (e.g. an unroutable request): asked again, as moto would
                 self.__dict__["_operation"] = known
         return known
+
+    def get_region_from_url(self, request: Any, full_url: str) -> str:
+        # moto looks for `.<region>.amazonaws.com` anywhere in the URL; a REST path can hold that
+        # text (an EKS access-entry path names a role under `/aws-reserved/sso.amazonaws.com/`),
+        # and AWS reads the region from the host. Only the host is searched; the rest is moto's.
+        parts = urlsplit(full_url)
+        region: str = super().get_region_from_url(request, f"{parts.scheme}://{parts.netloc}/")
+        return region
 
     def parse_parameters(self, request: Any) -> None:
         # moto's parsers raise ValueError on e.g. "abc" for an integer; AWS answers that with a

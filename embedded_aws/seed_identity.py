@@ -36,10 +36,10 @@ import yaml
 from botocore.exceptions import ClientError
 
 from embedded_aws.seed import SeedTarget
+from hypergov.model.common import PERSONAS, identity_center_member, is_identity_center
 from hypergov.model.tree import GovernanceTree
 
 PEOPLE_FILE = Path(__file__).with_name("identity_people.yaml")
-MEMBER_PREFIX = "identitycenter:"
 
 
 @dataclass(frozen=True)
@@ -52,29 +52,13 @@ class SeededIdentityCenter:
     users: dict[str, str] = field(default_factory=dict)  # user name -> user id
 
 
-def identity_center_settings(tree: GovernanceTree) -> dict[str, Any] | None:
-    """org.yaml's ``identity_center`` mapping, or None when the tree has none."""
-    if tree.org is None:
-        return None
-    raw = tree.org.doc.data.get("identity_center") if isinstance(tree.org.doc.data, Mapping) else None
-    if raw is None:
-        modelled = getattr(tree.org.model, "identity_center", None)
-        if modelled is None:
-            return None
-        raw = modelled.model_dump() if hasattr(modelled, "model_dump") else dict(modelled)
-    return dict(raw)
-
-
 def tree_principals(tree: GovernanceTree) -> tuple[list[str], list[str]]:
     """(group names, user names) the tree names as Identity Center members, sorted."""
-    named: list[str] = []
-    if tree.org is not None and isinstance(tree.org.doc.data, Mapping):
-        named.extend(tree.org.doc.data.get("platform_admins") or [])
+    named: list[str] = list(tree.org.model.platform_admins) if tree.org is not None else []
     for project in tree.projects.values():
-        members = project.doc.data.get("members") if isinstance(project.doc.data, Mapping) else None
-        for listed in (members or {}).values():
-            named.extend(listed or [])
-    return principals_of(p for p in named if isinstance(p, str))
+        for persona in PERSONAS:
+            named.extend(project.model.members.of(persona))
+    return principals_of(named)
 
 
 def load_people(path: Path = PEOPLE_FILE) -> dict[str, list[dict[str, str]]]:
@@ -86,16 +70,13 @@ def seed_identity_center(tree: GovernanceTree, endpoint: SeedTarget, *,
                          people: Mapping[str, list[dict[str, str]]] | None = None) -> SeededIdentityCenter | None:
     """Create (idempotently) the tree's Identity Center instance and people; None when org.yaml
     has no ``identity_center`` section."""
-    settings = identity_center_settings(tree)
-    if settings is None:
+    ic = tree.org.model.identity_center if tree.org is not None else None
+    if ic is None or tree.org is None:
         return None
-    assert tree.org is not None
-    account_name = settings.get("account")
-    account = tree.org.model.account(account_name) if account_name else None
+    account = tree.org.model.account(ic.account)
     if account is None:
-        raise ValueError(f"identity_center.account {account_name!r} is not an account org.yaml lists")
-    region = str(settings.get("region") or tree.org.model.home_region)
-    instance_arn, store_id = str(settings["instance_arn"]), str(settings["identity_store_id"])
+        raise ValueError(f"identity_center.account {ic.account!r} is not an account org.yaml lists")
+    region, instance_arn, store_id = ic.region, ic.instance_arn, ic.identity_store_id
     sso = endpoint.client("sso-admin", account=account.id, region=region)
     listed = sso.list_instances()["Instances"]
     if not any(i["InstanceArn"] == instance_arn for i in listed):
@@ -167,6 +148,5 @@ def _membership(store: Any, store_id: str, group_id: str, user_id: str) -> None:
 
 def principals_of(named: Iterable[str]) -> tuple[list[str], list[str]]:
     """(group names, user names) among member strings (``identitycenter:group/x`` ...)."""
-    groups = sorted({p.split("/", 1)[1] for p in named if p.startswith(f"{MEMBER_PREFIX}group/")})
-    users = sorted({p.split("/", 1)[1] for p in named if p.startswith(f"{MEMBER_PREFIX}user/")})
-    return groups, users
+    members = [identity_center_member(p) for p in named if is_identity_center(p)]
+    return sorted({n for k, n in members if k == "group"}), sorted({n for k, n in members if k == "user"})

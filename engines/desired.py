@@ -69,6 +69,30 @@ def desired_objects(graph: ResourceGraph) -> list[DesiredObject]:
 
 
 @dataclass(frozen=True)
+class DesiredLookup:
+    """A read a stack's program makes (`stacks.graph.LOOKUPS`), with the place its provider reads
+    in: what the objects whose inputs hold its placeholder are resolved with."""
+
+    stack: str
+    type: str  # the Pulumi invoke token: aws:iam/getRoles:getRoles
+    name: str  # its placeholder name (`${lookup:<name>:<path>}`)
+    account: str | None
+    region: str
+    inputs: Mapping[str, Any]
+
+
+def desired_lookups(graph: ResourceGraph) -> list[DesiredLookup]:
+    providers = {r.urn: _provider_place(r.inputs) for r in graph.resources if r.type == AWS_PROVIDER}
+    found = []
+    for r in graph.resources:
+        if r.lookup:
+            account, region = providers.get(r.provider or "", (None, ""))
+            found.append(DesiredLookup(stack=graph.stack, type=r.type, name=r.name, account=account, region=region,
+                                       inputs=r.inputs))
+    return found
+
+
+@dataclass(frozen=True)
 class DesiredKubeObject:
     """A Kubernetes object of a stack: the labelled manifest the engine applies, on the cluster
     whose `k8s-<cluster>` provider it goes through."""

@@ -78,12 +78,7 @@ def _to_json(graph: ResourceGraph) -> str:
 
 def _from_json(text: str) -> ResourceGraph:
     data = json.loads(text)
-    resources = tuple(GraphResource(
-        urn=r["urn"], type=r["type"], name=r["name"], parent=r["parent"], custom=r["custom"], provider=r["provider"],
-        inputs=r["inputs"], depends_on=tuple(r["dependsOn"]),
-        property_dependencies={k: tuple(v) for k, v in r["propertyDependencies"].items()},
-        import_id=r.get("importId")) for r in data["resources"])
-    return ResourceGraph(stack=data["stack"], resources=resources)
+    return ResourceGraph(stack=data["stack"], resources=tuple(GraphResource.from_dict(r) for r in data["resources"]))
 
 
 def _cache_key(name: str, view: StackView, assume_role_name: str) -> str:

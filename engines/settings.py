@@ -25,7 +25,7 @@ EngineName = Literal["auto", "pulumi", "terraform"]
 ProviderSourceName = Literal["auto", "mirror", "registry"]
 _EXACT_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?")
 _BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
-AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns")
+AWS_SERVICES = ("iam", "sts", "organizations", "budgets", "eks", "sagemaker", "sns", "ssoadmin", "identitystore")
 
 
 class _Strict(BaseModel):

@@ -20,6 +20,13 @@ class TypeMapping:
     blocks: frozenset[str] = frozenset()  # Terraform attribute names that are nested blocks
     drop: frozenset[str] = frozenset()  # Pulumi-only inputs with no Terraform counterpart
     id_attribute: str = "id"
+    # A lookup (a Pulumi invoke, `stacks.graph.LOOKUPS`) is a Terraform data source: each result
+    # path a graph's placeholder names -> the Terraform expression of it, `@` for the data source.
+    results: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def data_source(self) -> bool:
+        return bool(self.results)
 
 
 MAPPINGS: dict[str, TypeMapping] = {
@@ -38,8 +45,23 @@ MAPPINGS: dict[str, TypeMapping] = {
         "aws_eks_access_policy_association", blocks=frozenset({"access_scope"})),
     "aws:sns/topic:Topic": TypeMapping("aws_sns_topic"),
     "aws:sns/topicPolicy:TopicPolicy": TypeMapping("aws_sns_topic_policy"),
+    "aws:ssoadmin/permissionSet:PermissionSet": TypeMapping("aws_ssoadmin_permission_set", id_attribute="arn"),
+    "aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy": TypeMapping(
+        "aws_ssoadmin_permission_set_inline_policy"),
+    "aws:ssoadmin/permissionsBoundaryAttachment:PermissionsBoundaryAttachment": TypeMapping(
+        "aws_ssoadmin_permissions_boundary_attachment", blocks=frozenset({"permissions_boundary"})),
+    "aws:ssoadmin/accountAssignment:AccountAssignment": TypeMapping("aws_ssoadmin_account_assignment"),
 }
 MAPPINGS_BY_TF = {m.tf_type: m for m in MAPPINGS.values()}
+# The reads a graph may hold (`stacks.graph.LOOKUPS`), as Terraform data sources. A role lookup
+# gives exactly one role (`one`: none or two is an error at apply, never a guess).
+DATA_SOURCES: dict[str, TypeMapping] = {
+    "aws:identitystore/getGroup:getGroup": TypeMapping(
+        "aws_identitystore_group", blocks=frozenset({"alternate_identifier"}), results={"groupId": "@.group_id"}),
+    "aws:identitystore/getUser:getUser": TypeMapping(
+        "aws_identitystore_user", blocks=frozenset({"alternate_identifier"}), results={"userId": "@.user_id"}),
+    "aws:iam/getRoles:getRoles": TypeMapping("aws_iam_roles", results={"arns[0]": "one(@.arns)"}),
+}
 AWS_PROVIDER_TYPE = "pulumi:providers:aws"
 
 

@@ -73,6 +73,11 @@ PERMISSION_SET_NAME_MAX = limit_max(PERMISSION_SET_NAME)
 _DIGEST = 8
 
 
+def short_digest(text: str) -> str:
+    """Eight hex digits of the text's SHA-256: what keeps a shortened name unique."""
+    return hashlib.sha256(text.encode()).hexdigest()[:_DIGEST]
+
+
 def permission_set_name(org: str, team: str, persona: Persona) -> str:
     """The Identity Center permission set of a project persona: named like its IAM role when that
     fits a permission set name (32 characters), else cut and ended with a digest of the full name,
@@ -80,8 +85,7 @@ def permission_set_name(org: str, team: str, persona: Persona) -> str:
     full = role_name(org, team, persona)
     if len(full) <= PERMISSION_SET_NAME_MAX:
         return full
-    digest = hashlib.sha256(full.encode()).hexdigest()[:_DIGEST]
-    return f"{full[:PERMISSION_SET_NAME_MAX - _DIGEST - 1]}-{digest}"
+    return f"{full[:PERMISSION_SET_NAME_MAX - _DIGEST - 1]}-{short_digest(full)}"
 
 
 # The role Identity Center makes in an account for a permission set assigned there:
@@ -138,6 +142,11 @@ so the SCP's `role/hypergov/*` condition (the maximum boundary) never matches th
 
 def platform_admin_role_name(org: str) -> str:
     return f"{org}-platform-administrator"
+
+
+def platform_admin_permission_set_name(org: str) -> str:
+    """The Platform Administrator's permission set (an org name has at most 20 characters)."""
+    return f"{org}-platform-admin"
 
 
 def platform_admin_policy_name(org: str) -> str:

@@ -49,7 +49,7 @@ ORG_ONLY: Slice = {"trusted_external_accounts": True, "personas": {
     "Viewer": {"ceiling": True}}}
 # The org component reads the Platform Administrator persona only (its role in every account); the
 # others' policies and every ceiling are the projects' and validation's.
-ORG_STACK_AWAY: Slice = {"trusted_external_accounts": True, "identity_center": True, "personas": {
+ORG_STACK_AWAY: Slice = {"trusted_external_accounts": True, "personas": {
     "ProjectLead": True, "Engineer": True, "Viewer": True}}
 # The cluster components read no persona at all (they declare the scheduler config, the quotas and,
 # in plain-EKS mode, Kueue objects): an org-wide persona edit replans the projects, not the clusters.

@@ -13,9 +13,11 @@ stack type), not as the mock monitor abbreviates them.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ from typing import Any
 from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as pulumi_resource
-from pulumi.runtime.proto import source_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -53,6 +55,7 @@ class GraphResource:
     depends_on: tuple[str, ...]
     property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     import_id: str | None = None  # the `import_` resource option: an existing object Pulumi adopts
+    lookup: bool = False  # a read (a Pulumi invoke; a Terraform data source), not a resource (`LOOKUPS`)
 
     def as_dict(self, *, readable: bool = False) -> dict[str, Any]:
         inputs = _readable(dict(self.inputs)) if readable else dict(self.inputs)
@@ -62,7 +65,17 @@ class GraphResource:
                 "propertyDependencies": {k: list(v) for k, v in sorted(self.property_dependencies.items())}}
         if self.import_id:  # rare (an adopted HyperPod cluster): absent otherwise, as before
             data["importId"] = self.import_id
+        if self.lookup:
+            data["lookup"] = True
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GraphResource:
+        """The resource `as_dict()` wrote (not readable: inputs as recorded)."""
+        return cls(urn=data["urn"], type=data["type"], name=data["name"], parent=data["parent"], custom=data["custom"],
+                   provider=data["provider"], inputs=data["inputs"], depends_on=tuple(data["dependsOn"]),
+                   property_dependencies={k: tuple(v) for k, v in data["propertyDependencies"].items()},
+                   import_id=data.get("importId"), lookup=bool(data.get("lookup")))
 
 
 @dataclass(frozen=True)
@@ -95,19 +108,65 @@ def _readable(value: Any) -> Any:
     return value
 
 
-class _EchoMocks(mocks.Mocks):
+# The reads a stack's program may make, and the results it uses from each: a read's result is not
+# known when the graph is captured (a group's id in the identity store, the role Identity Center
+# provisions for a permission set), so each result is a placeholder `${lookup:<name>:<path>}` that
+# the engine resolves where it reads (the terraform engine: a data source; the live scan: the same
+# read through boto3). The name is a digest of the read (what, with which arguments, through which
+# provider), so the same read made twice is one lookup.
+LOOKUPS: Mapping[str, Mapping[str, Any]] = {
+    "aws:identitystore/getGroup:getGroup": {"groupId": "groupId"},
+    "aws:identitystore/getUser:getUser": {"userId": "userId"},
+    "aws:iam/getRoles:getRoles": {"arns": ["arns[0]"]},
+}
+LOOKUP_PLACEHOLDER = re.compile(r"\$\{lookup:(?P<name>[a-z0-9-]+):(?P<path>[A-Za-z0-9_\[\]]+)\}")
+
+
+def lookup_placeholder(name: str, path: str) -> str:
+    return f"${{lookup:{name}:{path}}}"
+
+
+def lookup_name(token: str, args: Mapping[str, Any], provider: str | None) -> str:
+    function = token.rsplit(":", 1)[-1].removeprefix("get").lower()
+    digest = hashlib.sha256(json.dumps([token, args, provider or ""], sort_keys=True).encode()).hexdigest()
+    return f"{function}-{digest[:12]}"
+
+
+def _placeholders(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        return lookup_placeholder(name, value)
+    if isinstance(value, list):
+        return [_placeholders(name, v) for v in value]
+    return {k: _placeholders(name, v) for k, v in value.items()}
+
+
+class EchoMocks(mocks.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[Any, Any]]:
-        return f"<id:{args.name}>", dict(args.inputs)
+        # An ARN is an output a resource may take from another (a permission set's): `<arn:NAME>`,
+        # recorded with the property dependency the engine turns into a reference.
+        return f"<id:{args.name}>", {"arn": f"<arn:{args.name}>", **dict(args.inputs)}
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
-        return {}, None
+        results = LOOKUPS.get(args.token)
+        if results is None:
+            raise UnknownLookupError(f"the program reads {args.token}, which no engine resolves; add it to LOOKUPS")
+        name = lookup_name(args.token, _plain(dict(args.args)), _provider_urn(args.provider))
+        return {key: _placeholders(name, path) for key, path in results.items()}, []
+
+
+class UnknownLookupError(Exception):
+    """A program made a read (invoke) that `LOOKUPS` does not list."""
+
+
+def _provider_urn(reference: str | None) -> str | None:
+    return reference.rsplit("::", 1)[0] if reference else None
 
 
 class RecordingMonitor(mocks.MockMonitor):
     """Pulumi's mock monitor, recording every registration as a `GraphResource`."""
 
     def __init__(self, stack: str) -> None:
-        super().__init__(_EchoMocks())
+        super().__init__(EchoMocks())
         self.stack = stack
         self.recorded: list[GraphResource] = []
 
@@ -131,6 +190,27 @@ class RecordingMonitor(mocks.MockMonitor):
                 inputs=_plain(clean), depends_on=tuple(sorted(set(request.dependencies))),
                 property_dependencies={k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items()
                                        if v.urns}, import_id=request.importId or None))
+        return response
+
+    def GetDeploymentInfo(self, request: Any) -> Any:
+        """Pulumi's mock monitor, plus the engine's "invokes take dependencies" feature: with it the
+        SDK sends a read's `depends_on` (which terraform needs: a data source read after what it
+        depends on), instead of only waiting for them itself."""
+        info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
+        info.supportedFeatures.append(resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_DEPENDS_ON)
+        return info
+
+    def Invoke(self, request: Any) -> Any:
+        response = super().Invoke(request)  # type: ignore[no-untyped-call]
+        if request.tok in LOOKUPS:
+            args = _plain(dict(rpc.deserialize_properties(request.args)))
+            provider = _provider_urn(request.provider)
+            name = lookup_name(request.tok, args, provider)
+            urn = f"urn:pulumi:{self.stack}::{PROJECT}::{request.tok}::{name}"
+            if urn not in {r.urn for r in self.recorded}:
+                self.recorded.append(GraphResource(
+                    urn=urn, type=request.tok, name=name, parent=None, custom=False, provider=provider,
+                    inputs=args, depends_on=tuple(sorted(set(request.dependsOn))), lookup=True))
         return response
 
     def graph(self) -> ResourceGraph:

@@ -21,7 +21,7 @@ span accounts: the provider of each account assumes the org's account access rol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -37,6 +37,7 @@ from components.organization import OrganizationGovernance, OrganizationGovernan
 from components.project import ProjectGovernance, ProjectGovernanceArgs
 from components.workload import WorkloadPolicy, WorkloadPolicyArgs
 from hypergov import naming
+from hypergov.model.common import PERSONAS, is_identity_center
 from hypergov.model.org import Organization
 from hypergov.stack_views import ClusterView, OrgView, ProjectView, StackKind, StackView, stack_view
 from hypergov.validate import InvalidTreeError, load_valid_tree
@@ -143,7 +144,16 @@ def _declare_org(view: OrgView, providers: Providers) -> None:
         view=view, management=providers.management(),
         accounts={str(a.id): providers.aws_provider(str(a.id), org.home_region) for a in org.accounts},
         cluster_providers={name: providers.aws_provider(account_id(org, c.account), cluster_region(org, c))
-                           for name, c in view.clusters.items()}))
+                           for name, c in view.clusters.items()},
+        identity_center=_identity_center_provider(org, providers, org.platform_admins)))
+
+
+def _identity_center_provider(org: Organization, providers: Providers, members: Sequence[str]) -> aws.Provider | None:
+    """The provider of the Identity Center account and region, when `members` name anyone there."""
+    ic = org.identity_center
+    if ic is None or not any(is_identity_center(p) for p in members):
+        return None
+    return providers.aws_provider(account_id(org, ic.account), ic.region)
 
 
 def _declare_cluster(view: ClusterView, providers: Providers) -> dict[str, int]:
@@ -166,6 +176,10 @@ def _declare_project(view: ProjectView, providers: Providers) -> dict[str, int]:
         acct = account_id(org, cluster.account)
         for region in (org.home_region, cluster_region(org, cluster)):
             aws_providers[(acct, region)] = providers.aws_provider(acct, region)
+    members = [p for persona in PERSONAS for p in view.project.members.of(persona)]
+    ic_provider = _identity_center_provider(org, providers, members)
+    if ic_provider is not None and org.identity_center is not None:
+        aws_providers[(account_id(org, org.identity_center.account), org.identity_center.region)] = ic_provider
     kube = {c: providers.kubernetes(c, m.eks.cluster_name) for c, m in view.clusters.items()}
     governance = ProjectGovernance(team, ProjectGovernanceArgs(view=view, aws_providers=aws_providers, kubernetes=kube))
     skipped = {c: objects.skipped for c, objects in governance.kubernetes.items()}

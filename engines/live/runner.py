@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engines.desired import DesiredKubeObject, DesiredObject
+from engines.desired import DesiredKubeObject, DesiredLookup, DesiredObject
 from engines.kube import KubeApi
 from engines.live.items import DriftItem, LiveScan, ScanFailure
 from engines.outcomes import Failure, guarded
@@ -77,6 +77,7 @@ class ScanContext:
     kube: tuple[DesiredKubeObject, ...] = ()  # every stack's Kubernetes objects
     # cluster -> its Kubernetes API, for the clusters with a kubeconfig (`kubernetes.kube_apis_of`)
     kube_apis: Mapping[str, Callable[[], KubeApi]] = field(default_factory=dict)
+    lookups: tuple[DesiredLookup, ...] = ()  # the reads the desired objects' placeholders come from
 
     def account_of(self, obj: DesiredObject) -> str | None:
         return obj.account or self.caller_account
@@ -117,12 +118,12 @@ def pruning_client(pruner: Pruner, item: DriftItem, client_for: ServiceClientFor
 
 
 def run_units(units: Sequence[ScanUnit], client_for: ServiceClientFor, *, stacks: Sequence[str],
-              concurrency: int = DEFAULT_CONCURRENCY) -> LiveScan:
+              concurrency: int = DEFAULT_CONCURRENCY, calls: CallCounter | None = None) -> LiveScan:
     """Every unit run, at most `concurrency` of one service at a time; a unit that fails is a
     `ScanFailure` and the others are still reported."""
     scanned_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.monotonic()
-    calls = CallCounter()
+    calls = calls or CallCounter()
     client_of = one_client_per_place(client_for)
     gates: dict[str, threading.Semaphore] = {s: threading.Semaphore(max(1, concurrency))
                                              for s in {u.service for u in units}}

@@ -15,12 +15,22 @@ from dataclasses import replace
 from pathlib import Path
 
 from engines.aws_clients import AwsClients
-from engines.desired import desired_kube_objects, desired_objects
+from engines.desired import desired_kube_objects, desired_lookups, desired_objects
 from engines.graphs import stack_graphs
 from engines.kube import KubeApi
 from engines.live import budgets, eks_read, hyperpod_clusters, hyperpod_read, iam_read, kubernetes, organizations, sns
 from engines.live.items import LiveScan
-from engines.live.runner import DEFAULT_CONCURRENCY, Pruner, ScanContext, ScanUnit, ServiceClientFor, run_units
+from engines.live.lookups import read_lookups, resolved
+from engines.live.runner import (
+    DEFAULT_CONCURRENCY,
+    CallCounter,
+    Pruner,
+    ScanContext,
+    ScanUnit,
+    ServiceClientFor,
+    one_client_per_place,
+    run_units,
+)
 from engines.live.scan_plan import scan_changes
 from engines.plan import ResourceChange
 from engines.settings import AwsSettings
@@ -69,8 +79,9 @@ def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account
     graphs = stack_graphs(tree, specs, cache_dir, assume_role_name=assume_role_name)
     desired = tuple(o for spec in specs for o in desired_objects(graphs[spec.name]))
     kube = tuple(o for spec in specs for o in desired_kube_objects(graphs[spec.name]))
+    lookups = tuple(lk for spec in specs for lk in desired_lookups(graphs[spec.name]))
     return ScanContext(tree=tree, specs=specs, desired=desired, caller_account=caller_account, kube=kube,
-                       kube_apis=dict(kube_apis or {}))
+                       kube_apis=dict(kube_apis or {}), lookups=lookups)
 
 
 def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Collection[str] | None = None,
@@ -78,9 +89,15 @@ def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Colle
     """Run every service's units (those that can report on `only`, when given) and keep the items
     of the chosen stacks."""
     chosen = frozenset(only) if only is not None else frozenset(s.name for s in context.specs)
+    calls, client_for = CallCounter(), one_client_per_place(client_for)
+    # The programs' reads first (terraform reads its data sources before it plans): the objects
+    # made from them are compared with what the reads found.
+    results, lookup_failures = read_lookups(context.lookups, client_for, calls)
+    context = replace(context, desired=resolved(context.desired, results))
     units = [u for service in services for u in service(context) if u.covers is None or u.covers & chosen]
-    scan = run_units(units, client_for, stacks=sorted(chosen), concurrency=concurrency)
-    scan = replace(scan, not_read=tuple(note for unread in NOT_READ for note in unread(context)))
+    scan = run_units(units, client_for, stacks=sorted(chosen), concurrency=concurrency, calls=calls)
+    scan = replace(scan, failures=(*lookup_failures, *scan.failures),
+                   not_read=tuple(note for unread in NOT_READ for note in unread(context)))
     if only is None:
         return scan
     # Every unit run could report on a chosen stack: its failure leaves the scan incomplete, whichever

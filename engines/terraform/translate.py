@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engines.settings import AWS_SERVICES, AwsSettings
-from engines.type_mappings import AWS_PROVIDER_TYPE, MAPPINGS, MAPPINGS_BY_TF, TypeMapping, snake, tf_name
+from engines.type_mappings import (
+    AWS_PROVIDER_TYPE,
+    DATA_SOURCES,
+    MAPPINGS,
+    MAPPINGS_BY_TF,
+    TypeMapping,
+    snake,
+    tf_name,
+)
+from stacks.graph import LOOKUP_PLACEHOLDER
 
 
 class GraphResource(Protocol):
@@ -36,6 +45,8 @@ class GraphResource(Protocol):
     def provider(self) -> str | None: ...
     @property
     def property_dependencies(self) -> Mapping[str, Sequence[str]]: ...
+    @property
+    def lookup(self) -> bool: ...
 
 
 class UnmappedResourceError(Exception):
@@ -116,7 +127,8 @@ def translate(resources: Iterable[GraphResource], *, aws: AwsSettings, provider_
             providers[res.urn] = alias
             provider_blocks.append(provider_block(aws, alias=alias, inputs=res.inputs))
     addresses: dict[str, str] = {}
-    mapped = [r for r in items if r.type.startswith("aws:")]
+    lookups = {r.name: r for r in items if r.lookup}
+    mapped = [r for r in items if r.type.startswith("aws:") and not r.lookup]
     for res in mapped:
         mapping = MAPPINGS.get(res.type)
         if mapping is None:
@@ -128,23 +140,68 @@ def translate(resources: Iterable[GraphResource], *, aws: AwsSettings, provider_
         body = _body(mapping, res.inputs)
         for key, sources in sorted(res.property_dependencies.items()):
             targets = [addresses[u] for u in sources if u in addresses]
-            if len(targets) == 1 and key in res.inputs and isinstance(res.inputs[key], str):
+            if len(targets) == 1 and key in res.inputs and isinstance(res.inputs[key], str) \
+                    and not LOOKUP_PLACEHOLDER.fullmatch(res.inputs[key]):
                 id_attribute = MAPPINGS_BY_TF[targets[0].split(".")[0]].id_attribute
                 body[mapping.renames.get(key, snake(key))] = f"${{{targets[0]}.{id_attribute}}}"
-        deps = sorted({addresses[d] for d in res.depends_on if d in addresses})
-        if deps:
-            body["depends_on"] = deps
-        provider_urn = _provider_urn(res.provider)
-        if provider_urn in providers:
-            body["provider"] = f"aws.{providers[provider_urn]}"
-        blocks.setdefault(mapping.tf_type, {})[tf_name(res.name)] = body
+        blocks.setdefault(mapping.tf_type, {})[tf_name(res.name)] = _placed(
+            _resolved(body, lookups), res, addresses, providers)
+    data: dict[str, dict[str, Any]] = {}
+    for res in lookups.values():
+        mapping = _data_source(res.type)
+        data.setdefault(mapping.tf_type, {})[tf_name(res.name)] = _placed(
+            _body(mapping, res.inputs), res, addresses, providers)
     config: dict[str, Any] = {
         "terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": provider_version}}},
         "provider": {"aws": provider_blocks},
     }
     if blocks:  # Terraform refuses an empty "resource" object
         config["resource"] = blocks
+    if data:
+        config["data"] = data
     return Translation(config=config, addresses=addresses)
+
+
+def _data_source(type_token: str) -> TypeMapping:
+    mapping = DATA_SOURCES.get(type_token)
+    if mapping is None:
+        raise UnmappedResourceError(f"no terraform data source for the lookup {type_token}; add one to DATA_SOURCES")
+    return mapping
+
+
+def _placed(body: dict[str, Any], res: GraphResource, addresses: Mapping[str, str],
+            providers: Mapping[str, str]) -> dict[str, Any]:
+    """The body with its `depends_on` (resources of the graph) and its provider alias."""
+    deps = sorted({addresses[d] for d in res.depends_on if d in addresses})
+    if deps:
+        body["depends_on"] = deps
+    provider_urn = _provider_urn(res.provider)
+    if provider_urn in providers:
+        body["provider"] = f"aws.{providers[provider_urn]}"
+    return body
+
+
+def _resolved(value: Any, lookups: Mapping[str, GraphResource]) -> Any:
+    """Lookup placeholders (`${lookup:<name>:<path>}`, `stacks.graph`) as references to the data
+    source that reads them."""
+    if isinstance(value, dict):
+        return {k: _resolved(v, lookups) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v, lookups) for v in value]
+    if not isinstance(value, str) or "${lookup:" not in value:
+        return value
+
+    def reference(found: Any) -> str:
+        lookup = lookups.get(found["name"])
+        if lookup is None:
+            raise UnmappedResourceError(f"a placeholder names the lookup {found['name']}, which the graph lacks")
+        mapping = _data_source(lookup.type)
+        template = mapping.results.get(found["path"])
+        if template is None:
+            raise UnmappedResourceError(f"{lookup.type} gives no '{found['path']}'; add it to DATA_SOURCES")
+        return "${" + template.replace("@", f"data.{mapping.tf_type}.{tf_name(lookup.name)}") + "}"
+
+    return LOOKUP_PLACEHOLDER.sub(reference, value)
 
 
 def _provider_urn(reference: str | None) -> str:
@@ -158,20 +215,25 @@ def check_against_schema(config: Mapping[str, Any], schema: Mapping[str, Any]) -
     """Attributes and blocks the installed provider does not know (empty when all are known)."""
     provider = next(iter(schema["provider_schemas"].values()))
     problems: list[str] = []
-    for tf_type, resources in config.get("resource", {}).items():
-        spec = provider["resource_schemas"].get(tf_type)
-        if spec is None:
-            problems.append(f"{tf_type}: not a resource type of the installed provider")
-            continue
-        for name, body in resources.items():
-            problems += [f"{tf_type}.{name}: {p}" for p in _check_block(body, spec["block"], top=True)]
+    for section, schemas, what in (("resource", "resource_schemas", "resource"),
+                                   ("data", "data_source_schemas", "data source")):
+        for tf_type, resources in config.get(section, {}).items():
+            spec = provider.get(schemas, {}).get(tf_type)
+            if spec is None:
+                problems.append(f"{tf_type}: not a {what} type of the installed provider")
+                continue
+            prefix = "data." if section == "data" else ""
+            for name, body in resources.items():
+                problems += [f"{prefix}{tf_type}.{name}: {p}"
+                             for p in _check_block(body, spec["block"], top=True, data=section == "data")]
     return problems
 
 
 _META = frozenset({"depends_on", "provider", "lifecycle", "count", "for_each"})
 
 
-def _check_block(body: Mapping[str, Any], block: Mapping[str, Any], *, top: bool = False) -> list[str]:
+def _check_block(body: Mapping[str, Any], block: Mapping[str, Any], *, top: bool = False,
+                 data: bool = False) -> list[str]:
     problems: list[str] = []
     attributes = block.get("attributes", {})
     nested = block.get("block_types", {})
@@ -179,7 +241,7 @@ def _check_block(body: Mapping[str, Any], block: Mapping[str, Any], *, top: bool
         if top and key in _META:
             continue
         if key in attributes:
-            if attributes[key].get("computed") and not attributes[key].get("optional") \
+            if not data and attributes[key].get("computed") and not attributes[key].get("optional") \
                     and not attributes[key].get("required"):
                 problems.append(f"'{key}' is computed by the provider and cannot be set")
         elif key in nested:

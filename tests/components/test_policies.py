@@ -18,22 +18,20 @@ TREE = load_valid_tree(CONFIG)
 ORG = TREE.org.model  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("principal", "sid"), [
-    pytest.param("arn:aws:iam::111122223333:role/x", "IamPrincipals", id="iam-role"),
-    pytest.param("identitycenter:user/ravi", "IdentityCenterUsers", id="ic-user"),
-    pytest.param("identitycenter:group/ml", "IdentityCenterGroups", id="ic-group"),
-])
-def test_trust_policy_statement_per_principal_kind(principal: str, sid: str) -> None:
-    doc = trust_policy([principal], org=ORG, account="111122223333")
-    assert [s["Sid"] for s in doc["Statement"]] == [sid]
-    statement = doc["Statement"][0]
-    if sid == "IamPrincipals":
-        assert statement["Principal"] == {"AWS": [principal]}
-    else:
-        assert statement["Principal"] == {"AWS": "arn:aws:iam::111122223333:root"}
-        assert "AWSReservedSSO_" in str(statement["Condition"]["ArnLike"]["aws:PrincipalArn"])
-    if sid == "IdentityCenterUsers":
-        assert statement["Condition"]["StringLike"]["aws:userid"] == ["*:ravi"]
+def test_a_trust_policy_names_exactly_its_iam_principals() -> None:
+    doc = trust_policy(["arn:aws:iam::111122223333:role/x", "arn:aws:iam::111122223333:user/a"])
+    assert doc["Statement"] == [{"Sid": "IamPrincipals", "Effect": "Allow", "Action": "sts:AssumeRole",
+                                 "Principal": {"AWS": ["arn:aws:iam::111122223333:role/x",
+                                                       "arn:aws:iam::111122223333:user/a"]}}]
+
+
+def test_identity_center_members_are_never_trusted_by_a_role() -> None:
+    """They reach a persona through its permission set (components.identity_center); a condition
+    on `AWSReservedSSO_<name>_*` would also match any permission set named `<name>_anything`."""
+    doc = trust_policy(["arn:aws:iam::111122223333:role/x", "identitycenter:user/ravi", "identitycenter:group/ml"])
+    assert "identitycenter" not in str(doc) and "AWSReservedSSO" not in str(doc)
+    with pytest.raises(ValueError, match="at least one IAM principal"):
+        trust_policy(["identitycenter:group/ml"])
 
 
 @pytest.mark.parametrize(("action", "scope"), [

@@ -25,7 +25,7 @@ from pulumi.runtime import mocks
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from stacks.graph import GraphResource, ResourceGraph, mocked_runtime
+from stacks.graph import EchoMocks, GraphResource, ResourceGraph, mocked_runtime
 from tests.clusters.cluster_files import GPU_WEST_GROUPS, declared_cluster
 from tests.example_tree import CONFIG
 
@@ -36,17 +36,15 @@ GENERATED_ARN = "arn:aws:sagemaker:us-west-2:111122223333:cluster/x9w8v7u6t5s4"
 ACCOUNTS = {"111122223333", "444455556666"}  # config/org.yaml: ml-prod, ml-research
 
 
-class _SageMakerMocks(mocks.Mocks):
-    """Echo the inputs, and for a HyperPod cluster the ARN SageMaker would generate."""
+class _SageMakerMocks(EchoMocks):
+    """The graph's mocks (inputs echoed, reads as placeholders), and for a HyperPod cluster the ARN
+    SageMaker would generate."""
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[Any, Any]]:
-        outputs = dict(args.inputs)
+        resource_id, outputs = super().new_resource(args)
         if args.typ == "aws-native:sagemaker:Cluster":
             outputs["clusterArn"] = GENERATED_ARN
-        return f"<id:{args.name}>", outputs
-
-    def call(self, args: mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
-        return {}, None
+        return resource_id, outputs
 
 
 def _tree(tmp_path: Path, **replaced: bytes) -> Path:

@@ -60,6 +60,21 @@ def test_describe_update_and_list(eks: Any, ctx: Ctx) -> None:
     assert listed["accessEntries"] == [ctx["lead"]]
 
 
+def test_an_identity_center_role_is_found_by_its_arn(client: Callable[..., Any], eks: Any, ctx: Ctx) -> None:
+    """The role IAM Identity Center provisions lives under `/aws-reserved/sso.amazonaws.com/<region>/`
+    (IAM Identity Center user guide); its ARN, in the request path of DescribeAccessEntry, holds
+    `.amazonaws.com`, which must not be read as the request's region (AWS reads it from the host)."""
+    role = client("iam").create_role(RoleName="AWSReservedSSO_acme-nlp-engineer_0123456789abcdef",
+                                     Path="/aws-reserved/sso.amazonaws.com/us-west-2/",
+                                     AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    eks.create_access_entry(clusterName="gpu-eks", principalArn=role, kubernetesGroups=[GROUP])
+
+    described = eks.describe_access_entry(clusterName="gpu-eks", principalArn=role)["accessEntry"]
+    assert (described["principalArn"], described["kubernetesGroups"]) == (role, [GROUP])
+    eks.delete_access_entry(clusterName="gpu-eks", principalArn=role)
+    assert role not in eks.list_access_entries(clusterName="gpu-eks")["accessEntries"]
+
+
 def test_associate_replace_list_and_disassociate_policies(eks: Any, ctx: Ctx) -> None:
     first = eks.associate_access_policy(clusterName="gpu-eks", principalArn=ctx["lead"], policyArn=VIEW,
                                         accessScope={"type": "namespace", "namespaces": ["hyperpod-ns-nlp"]})

@@ -5,18 +5,17 @@ members, and each group's members from embedded_aws/identity_people.yaml."""
 
 from __future__ import annotations
 
-import dataclasses
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from embedded_aws import EmbeddedAws
 from embedded_aws.seed_identity import load_people, seed_identity_center
 from hypergov.model.tree import GovernanceTree
-from hypergov.validate import InvalidTreeError, load_valid_tree
+from hypergov.validate import load_valid_tree
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 SECTION = {"instance_arn": "arn:aws:sso:::instance/ssoins-7223a7b5d1e5e2c4", "identity_store_id": "d-9067c1a2b3",
@@ -27,21 +26,11 @@ TREE_GROUPS = {"ml-platform-admins", "nlp-engineers", "research-scientists", "re
 
 
 def _tree(tmp_path: Path) -> GovernanceTree:
-    """The example tree with an org.yaml copy that has the section. Until hypergov's model knows
-    `identity_center` the copy does not validate; then the valid example tree is used with the
-    copy's org document (the seeder reads the section from the document as written)."""
-    copy = tmp_path / "config"
-    shutil.copytree(CONFIG, copy)
-    org_text = (copy / "org.yaml").read_text(encoding="utf-8")
-    (copy / "org.yaml").write_text(org_text + "\n" + yaml.safe_dump({"identity_center": SECTION}), encoding="utf-8")
-    try:
-        return load_valid_tree(copy)
-    except InvalidTreeError:
-        tree = load_valid_tree(CONFIG)
-        assert tree.org is not None
-        data = yaml.safe_load((copy / "org.yaml").read_text(encoding="utf-8"))
-        tree.org = dataclasses.replace(tree.org, doc=dataclasses.replace(tree.org.doc, data=data))
-        return tree
+    """The example tree, whose org.yaml has exactly SECTION."""
+    tree = load_valid_tree(CONFIG)
+    assert tree.org is not None and tree.org.model.identity_center is not None
+    assert tree.org.model.identity_center.model_dump() == SECTION
+    return tree
 
 
 @pytest.fixture
@@ -105,6 +94,14 @@ def test_seeding_twice_changes_nothing(seeded: tuple[EmbeddedAws, GovernanceTree
 
 
 def test_no_section_no_identity_center(tmp_path: Path) -> None:
-    """A tree without `identity_center` seeds nothing."""
+    """A tree without `identity_center` (and so without Identity Center members) seeds nothing."""
+    copy = tmp_path / "config"
+    shutil.copytree(CONFIG, copy)
+    org_text = (copy / "org.yaml").read_text(encoding="utf-8")
+    (copy / "org.yaml").write_text(org_text[:org_text.index("identity_center:")], encoding="utf-8")
+    for path in [copy / "org.yaml", *(copy / "projects").glob("*.yaml")]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"identitycenter:(group|user)/([\w.-]+)", r"arn:aws:iam::111122223333:role/\2", text),
+                        encoding="utf-8")
     with EmbeddedAws() as aws:
-        assert seed_identity_center(load_valid_tree(CONFIG), aws) is None
+        assert seed_identity_center(load_valid_tree(copy), aws) is None

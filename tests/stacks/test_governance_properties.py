@@ -18,7 +18,11 @@ ROLE = "aws:iam/role:Role"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 QUOTA = "aws-native:sagemaker:ComputeQuota"
 UNTAGGABLE = {ROLE_POLICY, "aws:organizations/policyAttachment:PolicyAttachment", "aws:sns/topicPolicy:TopicPolicy",
-              "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"}
+              "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+              # no tags in the Identity Center API: only the permission set itself carries them
+              "aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy",
+              "aws:ssoadmin/permissionsBoundaryAttachment:PermissionsBoundaryAttachment",
+              "aws:ssoadmin/accountAssignment:AccountAssignment"}
 
 
 def _all(graphs: dict[str, ResourceGraph]) -> list[GraphResource]:
@@ -125,9 +129,14 @@ def test_names_are_the_deterministic_ones(tree: GovernanceTree, graphs: dict[str
         graph = graphs[naming.project_stack(team)]
         personas = [p for p in PERSONAS if project.model.members.of(p)]
         accounts = {tree.clusters[c].model.account for c in project.model.quotas}
-        want = sorted(naming.role_name(org.name, team, p) for p in personas for _ in accounts)
+        # an IAM role for a persona with IAM members; Identity Center members have a permission set
+        with_iam = [p for p in personas if any(m.startswith("arn:") for m in project.model.members.of(p))]
+        want = sorted(naming.role_name(org.name, team, p) for p in with_iam for _ in accounts)
         assert sorted(r.inputs["name"] for r in graph.of_type(ROLE)) == want
         assert {r.inputs["path"] for r in graph.of_type(ROLE)} == {naming.ROLE_PATH}
+        with_ic = [p for p in personas if any(m.startswith("identitycenter:") for m in project.model.members.of(p))]
+        assert sorted(r.inputs["name"] for r in graph.of_type("aws:ssoadmin/permissionSet:PermissionSet")) == sorted(
+            naming.permission_set_name(org.name, team, p) for p in with_ic)
         assert {r.inputs["name"] for r in graph.of_type("aws:budgets/budget:Budget")} == {
             naming.budget_name(org.name, team)}
         clusters = len(project.model.quotas)
@@ -140,8 +149,9 @@ def test_names_are_the_deterministic_ones(tree: GovernanceTree, graphs: dict[str
                       for b in bindings) == sorted(
             (naming.persona_role_binding(team, p), naming.persona_role(team, p), naming.persona_group(team, p))
             for p in personas for _ in range(clusters))
+        # the persona's IAM role and its permission set's role, each in the persona's group
         assert sorted(g for e in graph.of_type("aws:eks/accessEntry:AccessEntry")
                       for g in e.inputs["kubernetesGroups"]) == sorted(
-            naming.persona_group(team, p) for p in personas for _ in range(clusters))
+            naming.persona_group(team, p) for p in [*with_iam, *with_ic] for _ in range(clusters))
     scheduler = graphs["cluster-gpu-west"].named("scheduler-config")
     assert scheduler.inputs["request"]["Name"] == naming.scheduler_config_name("gpu-west")

@@ -148,7 +148,7 @@ class Place:
 
     team: str
     persona: Persona
-    principal: str  # the persona's IAM role there
+    principal: str  # the persona's IAM role there, or its permission set's role
     cluster: str  # the tree's name (Kubernetes objects are declared as `...@<cluster>`)
     eks_cluster_name: str
 
@@ -156,8 +156,10 @@ class Place:
         return grants(graphs[naming.project_stack(self.team)], place=self)
 
 
-def _places(tree: GovernanceTree) -> list[Place]:
-    """Every persona with members of every team on every cluster the team has quota on."""
+def _places(tree: GovernanceTree, graphs: dict[str, ResourceGraph]) -> list[Place]:
+    """Every persona with members of every team on every cluster the team has quota on, once per
+    way in: its IAM role (IAM members) and its permission set's role (Identity Center members,
+    whose ARN the graph reads back from IAM: the placeholder of that read)."""
     org = tree.org.model  # type: ignore[union-attr]
     found = []
     for team, project in sorted(tree.projects.items()):
@@ -165,10 +167,18 @@ def _places(tree: GovernanceTree) -> list[Place]:
             model = tree.clusters[cluster].model
             account = org.account(model.account)
             assert account is not None
-            found += [Place(team=team, persona=persona, cluster=cluster, eks_cluster_name=model.eks.cluster_name,
-                            principal=f"arn:aws:iam::{account.id}:role{naming.ROLE_PATH}"
+            for persona in PERSONAS:
+                members = project.model.members.of(persona)
+                principals = []
+                if any(m.startswith("arn:") for m in members):
+                    principals.append(f"arn:aws:iam::{account.id}:role{naming.ROLE_PATH}"
                                       f"{naming.role_name(org.name, team, persona)}")
-                      for persona in PERSONAS if project.model.members.of(persona)]
+                if any(m.startswith("identitycenter:") for m in members):
+                    entry = graphs[naming.project_stack(team)].named(
+                        f"access-sso-{naming.PERSONA_SLUG[persona]}@{cluster}")
+                    principals.append(str(entry.inputs["principalArn"]))
+                found += [Place(team=team, persona=persona, cluster=cluster, eks_cluster_name=model.eks.cluster_name,
+                                principal=principal) for principal in principals]
     return found
 
 
@@ -180,7 +190,7 @@ def test_every_persona_can_do_exactly_the_readme_matrix_in_its_namespace(
         tree: GovernanceTree, graphs: dict[str, ResourceGraph]) -> None:
     matrix = readme_matrix()
     resources = {(r.api_group, res) for r in matrix for res in r.resources}
-    places = _places(tree)
+    places = _places(tree, graphs)
     assert {p.persona for p in places} == set(PERSONAS)  # the example exercises every persona
     for place in places:
         got = place.grants(graphs)
@@ -216,7 +226,7 @@ FORBIDDEN_WRITES = [
 @pytest.mark.parametrize(("api_group", "resource"), FORBIDDEN_WRITES)
 def test_no_persona_can_create_pods_or_workloads_or_change_governed_objects(
         tree: GovernanceTree, graphs: dict[str, ResourceGraph], api_group: str, resource: str) -> None:
-    for place in _places(tree):
+    for place in _places(tree, graphs):
         got = place.grants(graphs)
         assert not got.allows(api_group, resource, "create"), place
         assert not got.allows(api_group, resource, "update"), place
@@ -224,7 +234,7 @@ def test_no_persona_can_create_pods_or_workloads_or_change_governed_objects(
 
 def test_an_engineer_cannot_create_a_pod_or_a_deployment_but_can_submit_a_job(
         tree: GovernanceTree, graphs: dict[str, ResourceGraph]) -> None:
-    engineers = [p for p in _places(tree) if p.persona == "Engineer"]
+    engineers = [p for p in _places(tree, graphs) if p.persona == "Engineer"]
     assert engineers
     for place in engineers:
         got = place.grants(graphs)
@@ -244,7 +254,7 @@ def test_the_evaluator_sees_a_pod_create_where_aws_documents_one() -> None:
 
 def test_each_persona_is_mapped_into_its_own_group_with_the_view_policy_in_its_namespace_only(
         tree: GovernanceTree, graphs: dict[str, ResourceGraph]) -> None:
-    for place in _places(tree):
+    for place in _places(tree, graphs):
         graph, where = graphs[naming.project_stack(place.team)], (place.principal, place.eks_cluster_name)
         (entry,) = [e for e in graph.of_type(ENTRY) if (e.inputs["principalArn"], e.inputs["clusterName"]) == where]
         assert entry.inputs["kubernetesGroups"] == [naming.persona_group(place.team, place.persona)]

@@ -51,14 +51,26 @@ def test_trusted_by_exactly_the_platform_admins(tree: GovernanceTree, graphs: di
     for account in org.accounts:
         role = graphs["org"].named(f"platform-admin@{account.name}")
         trust = json.loads(str(role.inputs["assumeRolePolicy"]))["Statement"]
-        by_sid = {s["Sid"]: s for s in trust}
-        assert set(by_sid) == {"IamPrincipals", "IdentityCenterGroups"}
-        assert by_sid["IamPrincipals"]["Principal"] == {"AWS": ["arn:aws:iam::111122223333:role/PlatformAdministrator"]}
-        groups = by_sid["IdentityCenterGroups"]
-        assert groups["Principal"] == {"AWS": f"arn:aws:iam::{account.id}:root"}
-        assert groups["Condition"]["ArnLike"]["aws:PrincipalArn"] == [
-            f"arn:aws:iam::{account.id}:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_ml-platform-admins_*"]
-        assert all(s["Action"] == "sts:AssumeRole" and s["Effect"] == "Allow" for s in trust)
+        # org.yaml's IAM platform admin, by ARN; its Identity Center group is not trusted by the role
+        # (it has the Platform Administrator's permission set: test_identity_center_platform_admins)
+        assert trust == [{"Sid": "IamPrincipals", "Effect": "Allow", "Action": "sts:AssumeRole",
+                          "Principal": {"AWS": ["arn:aws:iam::111122223333:role/PlatformAdministrator"]}}]
+
+
+def test_identity_center_platform_admins_get_the_permission_set_in_every_account(
+        tree: GovernanceTree, graphs: dict[str, ResourceGraph]) -> None:
+    org = tree.org.model  # type: ignore[union-attr]
+    (permission_set,) = graphs["org"].of_type("aws:ssoadmin/permissionSet:PermissionSet")
+    assert permission_set.inputs["name"] == "acme-platform-admin"
+    (policy,) = graphs["org"].of_type("aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy")
+    assert json.loads(str(policy.inputs["inlinePolicy"]))["Statement"] == [
+        {"Sid": "PlatformAdministrator", "Effect": "Allow",
+         "Action": list(org.personas.PlatformAdministrator.actions), "Resource": "*"}]
+    # outside the boundary, like the role: no boundary attachment
+    assert graphs["org"].of_type("aws:ssoadmin/permissionsBoundaryAttachment:PermissionsBoundaryAttachment") == []
+    assignments = graphs["org"].of_type("aws:ssoadmin/accountAssignment:AccountAssignment")
+    assert sorted(a.inputs["targetId"] for a in assignments) == sorted(str(a.id) for a in org.accounts)
+    assert {a.inputs["principalType"] for a in assignments} == {"GROUP"}
 
 
 def test_policy_is_exactly_org_yaml(tree: GovernanceTree, graphs: dict[str, ResourceGraph]) -> None:
@@ -80,8 +92,14 @@ def test_cluster_admin_on_every_governed_cluster(tree: GovernanceTree, graphs: d
     org = tree.org.model  # type: ignore[union-attr]
     entries = {r.name: r for r in graphs["org"].of_type(ENTRY)}
     associations = {r.name: r for r in graphs["org"].of_type(ASSOCIATION)}
-    assert sorted(entries) == sorted(f"platform-admin-access@{c}" for c in tree.clusters)
-    assert sorted(associations) == sorted(f"platform-admin-cluster-admin@{c}" for c in tree.clusters)
+    # the role's, and the Identity Center platform admins' permission set's role
+    assert sorted(entries) == sorted([*(f"platform-admin-access@{c}" for c in tree.clusters),
+                                      *(f"access-sso-platform-admin@{c}" for c in tree.clusters)])
+    assert sorted(associations) == sorted([*(f"platform-admin-cluster-admin@{c}" for c in tree.clusters),
+                                           *(f"access-sso-policy-platform-admin@{c}" for c in tree.clusters)])
+    for name in tree.clusters:
+        sso = associations[f"access-sso-policy-platform-admin@{name}"]
+        assert sso.inputs["policyArn"] == CLUSTER_ADMIN and sso.inputs["accessScope"] == {"type": "cluster"}
     for name, sourced in tree.clusters.items():
         cluster = sourced.model
         account = org.account(cluster.account)

@@ -1,0 +1,103 @@
+"""The reads of the stacks' programs (`stacks.graph.LOOKUPS`: an identity-store group's or user's
+id, the role Identity Center provisioned for a permission set) made against live state, and the
+desired objects with their placeholders replaced by what was read: what the scan compares live
+objects with, as terraform's data sources are read before it plans.
+
+A read that finds nothing (a role not provisioned yet, a group deleted from the identity store)
+leaves its placeholder: the objects made from it cannot exist live either, and show as missing.
+A read that fails is a scan failure, never "nothing there".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from engines.desired import DesiredLookup, DesiredObject
+from engines.live.items import ScanFailure
+from engines.live.runner import CallCounter, ServiceClientFor
+from engines.outcomes import Failure, guarded
+from stacks.graph import LOOKUP_PLACEHOLDER
+
+Results = Mapping[str, Any]  # a lookup's result path ("groupId", "arns[0]") -> its value
+
+
+def _unique_id(client: Any, calls: CallCounter, operation: str, inputs: Mapping[str, Any], key: str) -> Results:
+    unique = inputs["alternateIdentifier"]["uniqueAttribute"]
+    try:
+        found = calls(client, operation, IdentityStoreId=inputs["identityStoreId"], AlternateIdentifier={
+            "UniqueAttribute": {"AttributePath": unique["attributePath"], "AttributeValue": unique["attributeValue"]}})
+    except client.exceptions.ResourceNotFoundException:
+        return {}
+    return {key: found[key[0].upper() + key[1:]]}
+
+
+def _roles(client: Any, calls: CallCounter, inputs: Mapping[str, Any]) -> Results:
+    """Terraform's `aws_iam_roles`: the roles under the path whose name matches; `arns[0]` only
+    when exactly one does (the data source's `one()`)."""
+    pattern = re.compile(inputs["nameRegex"])
+    arns = sorted(role["Arn"] for page in calls.pages(client, "list_roles", PathPrefix=inputs["pathPrefix"])
+                  for role in page["Roles"] if pattern.search(role["RoleName"]))
+    return {"arns[0]": arns[0]} if len(arns) == 1 else {}
+
+
+# lookup type -> (boto3 service, read)
+READS: Mapping[str, tuple[str, Callable[[Any, CallCounter, Mapping[str, Any]], Results]]] = {
+    "aws:identitystore/getGroup:getGroup": (
+        "identitystore", lambda c, calls, i: _unique_id(c, calls, "get_group_id", i, "groupId")),
+    "aws:identitystore/getUser:getUser": (
+        "identitystore", lambda c, calls, i: _unique_id(c, calls, "get_user_id", i, "userId")),
+    "aws:iam/getRoles:getRoles": ("iam", _roles),
+}
+
+
+def read_lookups(lookups: Sequence[DesiredLookup], client_for: ServiceClientFor, calls: CallCounter,
+                 ) -> tuple[dict[str, Results], list[ScanFailure]]:
+    """Each lookup read once (by name: the same read in two stacks is one)."""
+    results: dict[str, Results] = {}
+    failures: list[ScanFailure] = []
+    for lookup in {lk.name: lk for lk in lookups}.values():
+        service, read = READS[lookup.type]
+
+        def work(lk: DesiredLookup, service: str = service, read: Any = read) -> Results:
+            result: Results = read(client_for(service, lk.account, lk.region), calls, lk.inputs)
+            return result
+
+        outcome = guarded(work, lookup)
+        if isinstance(outcome, Failure):
+            failures.append(ScanFailure(lookup.stack, f"{lookup.type} {dict(lookup.inputs)}", outcome))
+        else:
+            results[lookup.name] = outcome
+    return results, failures
+
+
+def resolved(objects: Sequence[DesiredObject], results: Mapping[str, Results]) -> tuple[DesiredObject, ...]:
+    """The objects with every placeholder whose lookup found something replaced (pure)."""
+    return tuple(replace(o, inputs=_substituted(o.inputs, results)) if _has_placeholder(o.inputs) else o
+                 for o in objects)
+
+
+def _has_placeholder(value: Any) -> bool:
+    if isinstance(value, str):
+        return "${lookup:" in value
+    if isinstance(value, Mapping):
+        return any(_has_placeholder(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_placeholder(v) for v in value)
+    return False
+
+
+def _substituted(value: Any, results: Mapping[str, Results]) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _substituted(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substituted(v, results) for v in value]
+    if not isinstance(value, str):
+        return value
+    whole = LOOKUP_PLACEHOLDER.fullmatch(value)
+    if whole:  # the value is the result itself (not always a string)
+        found = results.get(whole["name"], {})
+        return found.get(whole["path"], value)
+    return LOOKUP_PLACEHOLDER.sub(lambda m: str(results.get(m["name"], {}).get(m["path"], m[0])), value)
