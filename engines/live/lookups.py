@@ -34,43 +34,53 @@ def _unique_id(client: Any, calls: CallCounter, operation: str, inputs: Mapping[
     return {key: found[key[0].upper() + key[1:]]}
 
 
-def _roles(client: Any, calls: CallCounter, inputs: Mapping[str, Any]) -> Results:
-    """Terraform's `aws_iam_roles`: the roles under the path whose name matches; `arns[0]` only
-    when exactly one does (the data source's `one()`)."""
+def _roles(roles: Sequence[Mapping[str, Any]], inputs: Mapping[str, Any]) -> Results:
+    """Terraform's `aws_iam_roles`: the roles whose name matches; `arns[0]` only when exactly one
+    does (the data source's `one()`)."""
     pattern = re.compile(inputs["nameRegex"])
-    arns = sorted(role["Arn"] for page in calls.pages(client, "list_roles", PathPrefix=inputs["pathPrefix"])
-                  for role in page["Roles"] if pattern.search(role["RoleName"]))
+    arns = sorted(role["Arn"] for role in roles if pattern.search(role["RoleName"]))
     return {"arns[0]": arns[0]} if len(arns) == 1 else {}
 
 
-# lookup type -> (boto3 service, read)
+ROLES = "aws:iam/getRoles:getRoles"
+# lookup type -> (boto3 service, read); role lookups are read per place instead (`_role_lists`)
 READS: Mapping[str, tuple[str, Callable[[Any, CallCounter, Mapping[str, Any]], Results]]] = {
     "aws:identitystore/getGroup:getGroup": (
         "identitystore", lambda c, calls, i: _unique_id(c, calls, "get_group_id", i, "groupId")),
     "aws:identitystore/getUser:getUser": (
         "identitystore", lambda c, calls, i: _unique_id(c, calls, "get_user_id", i, "userId")),
-    "aws:iam/getRoles:getRoles": ("iam", _roles),
 }
 
 
 def read_lookups(lookups: Sequence[DesiredLookup], client_for: ServiceClientFor, calls: CallCounter,
                  ) -> tuple[dict[str, Results], list[ScanFailure]]:
-    """Each lookup read once (by name: the same read in two stacks is one)."""
+    """Each lookup read once (by name: the same read in two stacks is one); the role lookups of
+    one account and path with one listing of its roles (one per permission set would list them
+    all again for each)."""
+    unique = list({lk.name: lk for lk in lookups}.values())
     results: dict[str, Results] = {}
     failures: list[ScanFailure] = []
-    for lookup in {lk.name: lk for lk in lookups}.values():
-        service, read = READS[lookup.type]
-
-        def work(lk: DesiredLookup, service: str = service, read: Any = read) -> Results:
-            result: Results = read(client_for(service, lk.account, lk.region), calls, lk.inputs)
-            return result
-
-        outcome = guarded(work, lookup)
+    places = {(lk.account, lk.region, lk.inputs["pathPrefix"]) for lk in unique if lk.type == ROLES}
+    listed: dict[tuple[str | None, str, str], Sequence[Mapping[str, Any]] | Failure] = {
+        place: guarded(lambda p: [role for page in calls.pages(client_for("iam", p[0], p[1]), "list_roles",
+                                                                PathPrefix=p[2]) for role in page["Roles"]], place)
+        for place in sorted(places, key=str)}
+    for lookup in unique:
+        if lookup.type == ROLES:
+            roles = listed[(lookup.account, lookup.region, lookup.inputs["pathPrefix"])]
+            outcome: Results | Failure = roles if isinstance(roles, Failure) else _roles(roles, lookup.inputs)
+        else:
+            outcome = guarded(lambda lk: _read_one(lk, client_for, calls), lookup)
         if isinstance(outcome, Failure):
             failures.append(ScanFailure(lookup.stack, f"{lookup.type} {dict(lookup.inputs)}", outcome))
         else:
             results[lookup.name] = outcome
     return results, failures
+
+
+def _read_one(lookup: DesiredLookup, client_for: ServiceClientFor, calls: CallCounter) -> Results:
+    service, read = READS[lookup.type]
+    return read(client_for(service, lookup.account, lookup.region), calls, lookup.inputs)
 
 
 def resolved(objects: Sequence[DesiredObject], results: Mapping[str, Results]) -> tuple[DesiredObject, ...]:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from engines.desired import desired_objects as aws_objects
 from engines.graphs import capture, stack_graphs
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
+from engines.identity_members import Exists, identity_store_exists, missing_message, stack_members
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
 from engines.outcomes import Failure, Refusal, classify, guarded, permanent
@@ -97,6 +98,7 @@ class TerraformEngine:
     name: str = "terraform"
     _planned: dict[str, _PlanState] = field(default_factory=dict)
     _specs: dict[str, StackSpec] = field(default_factory=dict)  # the tree's stacks by name, built once
+    _member_exists: Exists | None = None  # the identity store's answers, made once (`_unknown_members`)
 
     @property
     def home(self) -> StateHome:
@@ -157,10 +159,30 @@ class TerraformEngine:
             ready = prepared[stack]
             if isinstance(ready, Failure):
                 raise _Failed(ready)
+            unknown = self._unknown_members(stack)
+            if unknown is not None:
+                raise _Failed(unknown)
             return self.plan_prepared(ready, scanned=(scanned or {}).get(stack))
 
         return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
                                progress=progress)
+
+    def _unknown_members(self, stack: StackName) -> Failure | None:
+        """The stack's Identity Center members the identity store lacks, as a failure naming where
+        the tree names them (`engines.identity_members`); None when all exist (or none is named)."""
+        org = self.tree.org.model if self.tree.org else None
+        members = stack_members(self.tree, self._spec(stack))
+        if not members or org is None or org.identity_center is None or self.adopt_with is None:
+            return None
+        ic = org.identity_center
+        if self._member_exists is None:
+            account = next(str(a.id) for a in org.accounts if a.name == ic.account)
+            client = self.adopt_with.client("identitystore", region=ic.region, account=account)
+            self._member_exists = identity_store_exists(client, ic.identity_store_id)
+        missing = [m for m in members if not self._member_exists(m.principal)]
+        if not missing:
+            return None
+        return permanent(missing_message(missing, store=ic.identity_store_id), "unknown-member")
 
     def plan_scanned(self, stacks: Sequence[StackName], *, scanned: Mapping[str, Sequence[ResourceChange]],
                      destroy: Sequence[StackName] = (),

@@ -93,9 +93,12 @@ def test_an_applied_tree_scans_clean_with_one_page_per_account(aws: EmbeddedAws,
     result = scan(aws, context)
     assert (result.items, result.complete) == ((), True)
     # Per account: one GAAD page (fewer than 1,000 roles and policies) and one ListRoles page for the
-    # description and maximum session duration GAAD does not carry; nothing per role.
-    assert sorted(iam_calls(aws)) == ["GetAccountAuthorizationDetails"] * 2 + ["ListRoles"] * 2
-    assert result.api_calls == 4 and result.calls_by_service == {"iam": 4}
+    # description and maximum session duration GAAD does not carry; nothing per role. Before that,
+    # the programs' reads: per account one ListRoles page under Identity Center's path (the roles
+    # of every permission set there), and one identity-store lookup per member the tree names
+    # (config/: 8 groups, ml-platform-admins to finance-analysts, and the user ravi).
+    assert sorted(iam_calls(aws)) == ["GetAccountAuthorizationDetails"] * 2 + ["ListRoles"] * 4
+    assert result.api_calls == 6 + 9 and result.calls_by_service == {"iam": 6, "identitystore": 9}
 
 
 def test_gaad_pages_are_followed(aws: EmbeddedAws, context: ScanContext, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,15 +152,15 @@ def test_a_hand_made_role_without_boundary_is_unmanaged_and_unbounded(aws: Embed
 
 def test_an_inline_policy_granting_iam_is_unmanaged_and_unbounded(aws: EmbeddedAws, context: ScanContext) -> None:
     grant = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "iam:*", "Resource": "*"}]}
-    iam(aws, PROD).put_role_policy(RoleName="acme-nlp-engineer", PolicyName="by-hand",
+    iam(aws, PROD).put_role_policy(RoleName="acme-nlp-lead", PolicyName="by-hand",
                                    PolicyDocument=json.dumps(grant))
     items = sorted(scan(aws, context).items, key=lambda i: i.kind)
-    role = declared(context, ROLE, "acme-nlp-engineer")
+    role = declared(context, ROLE, "acme-nlp-lead")
     assert [(i.kind, i.type, i.stack, i.address) for i in items] == [
         ("unbounded", ROLE, "project-nlp", role.address),
-        ("unmanaged", ROLE_POLICY, "project-nlp", "aws_iam_role_policy.acme-nlp-engineer_by-hand")]
+        ("unmanaged", ROLE_POLICY, "project-nlp", "aws_iam_role_policy.acme-nlp-lead_by-hand")]
     assert [(a.path, a.live) for a in items[0].attributes] == [("inlinePolicies.by-hand", ["iam:*"])]
-    assert items[1].ref == {"RoleName": "acme-nlp-engineer", "PolicyName": "by-hand"}
+    assert items[1].ref == {"RoleName": "acme-nlp-lead", "PolicyName": "by-hand"}
 
 
 def test_an_edited_trust_policy_is_changed(aws: EmbeddedAws, context: ScanContext) -> None:

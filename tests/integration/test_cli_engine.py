@@ -48,7 +48,8 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     assert set(outcomes) == {"org", "cluster-gpu-west", "project-speech"}
     speech = outcomes["project-speech"]
     assert speech["source_commit"] == tree_commit and speech["outcome"] == "applied"
-    assert any(a.startswith("create aws_iam_role.role-viewer") for a in speech["applied"]), speech["applied"]
+    assert any(a.startswith("create aws_ssoadmin_permission_set.permission-set-viewer") for a in speech["applied"]), \
+        speech["applied"]
     replan = runner.invoke(main, ["plan", "--config", str(config), "--stack", "project-speech"], env=env)
     assert replan.exit_code == 0, replan.output
     assert "project-speech: no changes" in replan.output
@@ -67,7 +68,7 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     assert audit_records(repo.working_dir) == records  # steady state leaves no audit noise
     in_sync = runner.invoke(main, ["drift", "--config", str(config), "--stack", "project-speech"], env=env)
     assert in_sync.exit_code == 0 and "in sync" in in_sync.output
-    endpoint.client("iam", account=PROD, region=REGION).update_role(RoleName="acme-speech-viewer",
+    endpoint.client("iam", account=PROD, region=REGION).update_role(RoleName="acme-speech-lead",
                                                                     MaxSessionDuration=7200)
     drifted = runner.invoke(main, ["drift", "--deep", "--config", str(config), "--stack", "project-speech"], env=env)
     assert drifted.exit_code == 2, drifted.output
@@ -79,7 +80,7 @@ def test_apply_then_plan_and_drift_report_nothing_left(endpoint: EmbeddedAwsProc
     assert not report["org"]["drifted"], json.dumps(report["org"])
     assert not report["project-vision"]["drifted"]  # vision: never applied
     (role,) = report["project-speech"]["changes"]
-    assert role["address"].startswith("aws_iam_role.role-viewer") and role["action"] == "update"
+    assert role["address"].startswith("aws_iam_role.role-lead") and role["action"] == "update"
     assert role["attributes"] == [{"path": "max_session_duration", "before": 3600, "after": 7200}]
 
 

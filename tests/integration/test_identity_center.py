@@ -13,14 +13,27 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
 from engines.plan import Plan, StackName
-from tests.integration.conftest import CONFIG, PROD, REGION, EngineFactory, example_files
+from tests.integration.conftest import (
+    ACTOR,
+    CONFIG,
+    PROD,
+    REGION,
+    EngineFactory,
+    audit_records,
+    cli_env,
+    example_files,
+    governance_repo,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -191,7 +204,7 @@ def test_a_hand_made_permission_set_named_like_a_member_reaches_nothing(
                  (_hand_made_role(endpoint, "acme-vision-engineer_x", "GROUP", engineers), "ktanaka"),
                  (_hand_made_role(endpoint, "ravi-adhoc", "USER", ravi), "ravi")]
     iam = endpoint.client("iam", account=PROD, region=REGION)
-    roles = [*iam.list_roles(PathPrefix="/hypergov/")["Roles"], *iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
+    roles = [r for path in ("/hypergov/", "/hypergov-platform/") for r in iam.list_roles(PathPrefix=path)["Roles"]]
     assert roles
     for role in roles:
         document = role["AssumeRolePolicyDocument"]
@@ -201,3 +214,53 @@ def test_a_hand_made_permission_set_named_like_a_member_reaches_nothing(
     eks = endpoint.client("eks", account=PROD, region=REGION)
     entries = set(eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"])
     assert not entries & {arn for arn, _ in impostors}
+
+
+def test_a_group_missing_from_the_identity_store_fails_the_plan_where_the_tree_names_it(
+        applied: None, engine_for: EngineFactory) -> None:
+    files = example_files()
+    vision = files["projects/vision.yaml"].decode()
+    files["projects/vision.yaml"] = vision.replace("identitycenter:group/finance-analysts",
+                                                   "identitycenter:group/finance-analysts-emea").encode()
+    line = next(i for i, text in enumerate(vision.splitlines(), 1) if "identitycenter:group/finance-analysts" in text)
+    outcome = engine_for(files).plan_many([VISION])[VISION]
+    assert not isinstance(outcome, Plan)
+    assert f"projects/vision.yaml:{line}:7: identitycenter:group/finance-analysts-emea is not in the identity " \
+           f"store {STORE}" in outcome.message
+    assert outcome.kind == "permanent"
+
+
+def test_a_member_removed_in_a_merge_loses_its_assignment_with_an_audit_record(
+        own_endpoint: EmbeddedAwsProcess, tmp_path: Path) -> None:
+    """`hypergov apply` of the tree, then of a commit that removes vision's only Viewer member
+    (finance-analysts): its assignment and the persona's permission set are deleted, and so is the
+    role Identity Center provisioned (its last assignment in the account is gone), with the
+    outcome record on the audit branch naming the deleted assignment."""
+    repo = governance_repo(tmp_path / "gov", projects=("vision",))
+    env = cli_env(own_endpoint.endpoint_url, tmp_path)
+    config = tmp_path / "gov" / "config"
+    runner = CliRunner()
+    first = runner.invoke(main, ["apply", "--yes", "--config", str(config)], env=env)
+    assert first.exit_code == 0, first.output
+    sets = _permission_sets(own_endpoint)
+    assert _assignments(own_endpoint, sets["acme-vision-viewer"], PROD) == {
+        ("GROUP", _group_id(own_endpoint, "finance-analysts"))}
+    assert any(n.startswith("AWSReservedSSO_acme-vision-viewer_") for n in _sso_roles(own_endpoint))
+
+    vision = config / "projects" / "vision.yaml"
+    text = vision.read_text()
+    vision.write_text(text.replace("  Viewer:\n    - identitycenter:group/finance-analysts\n", "  Viewer: []\n"))
+    assert vision.read_text() != text
+    repo.index.add(["config/projects/vision.yaml"])
+    repo.index.commit("vision: finance-analysts no longer view", author=ACTOR, committer=ACTOR)
+    second = runner.invoke(main, ["apply", "--yes", "--config", str(config)], env=env)
+    assert second.exit_code == 0, second.output
+
+    assert "acme-vision-viewer" not in _permission_sets(own_endpoint)
+    assert not any(n.startswith("AWSReservedSSO_acme-vision-viewer_") for n in _sso_roles(own_endpoint))
+    assert any(n.startswith("AWSReservedSSO_acme-vision-engineer_") for n in _sso_roles(own_endpoint))
+    outcome = [r for r in audit_records(repo.working_dir)
+               if r["type"] == "outcome" and r["stack"] == "project-vision"][-1]
+    assert outcome["source_commit"] == repo.head.commit.hexsha and outcome["outcome"] == "applied"
+    assert "delete aws_ssoadmin_account_assignment.assignment-viewer-group-finance-analysts_ml-prod" in \
+        outcome["applied"], outcome["applied"]

@@ -61,7 +61,7 @@ def test_state_lives_in_s3_and_a_reconciler_without_its_disk_finds_it(
     # The stacks with terraform resources (org and the project; the cluster stack holds HyperPod objects only).
     assert sorted(states) == ["prod/stacks/org/terraform.tfstate", "prod/stacks/project-speech/terraform.tfstate"]
     assert "aws_iam_role.platform-admin_ml-prod" in states["prod/stacks/org/terraform.tfstate"]
-    assert "aws_iam_role.role-engineer_ml-prod" in states["prod/stacks/project-speech/terraform.tfstate"]
+    assert "aws_iam_role.role-lead_ml-prod" in states["prod/stacks/project-speech/terraform.tfstate"]
     # Nothing of it on the local disk (`.terraform/terraform.tfstate` is terraform's note of the backend).
     assert not list((tmp_path / "state").glob("stacks/*/terraform.tfstate"))
     applied = len(audit_records(clone))
@@ -139,8 +139,8 @@ def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3
     assert removed.returncode == 0, removed.stdout + removed.stderr
     [outcome] = [r for r in audit_records(clone) if r["type"] == "outcome" and r["stack"] == "project-speech"
                  and any(a.startswith("delete ") for a in r["applied"])]
-    assert "delete aws_iam_role.role-engineer_ml-prod" in outcome["applied"]
-    assert not [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]
+    assert "delete aws_iam_role.role-lead_ml-prod" in outcome["applied"]
+    assert not [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if r["RoleName"] == "acme-speech-lead"]
 
 
 def test_a_lock_left_by_a_killed_terraform_is_recognised_and_freed_by_the_stacks_next_holder(

@@ -46,7 +46,7 @@ def applied(engine_for: EngineFactory) -> None:
 def test_apply_creates_what_the_config_says(applied: None, endpoint: EmbeddedAwsProcess) -> None:
     iam = endpoint.client("iam", account=PROD, region=REGION)
     roles = {r["RoleName"]: r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"]}
-    assert {"acme-vision-lead", "acme-vision-engineer", "acme-vision-viewer", "acme-recsys-lead",
+    assert {"acme-vision-lead", "acme-vision-engineer", "acme-recsys-lead",
             "acme-recsys-engineer"} <= set(roles)
     role = iam.get_role(RoleName="acme-vision-engineer")["Role"]
     assert role["PermissionsBoundary"]["PermissionsBoundaryArn"] == \
