@@ -191,7 +191,8 @@ def test_a_hand_made_permission_set_named_like_a_member_reaches_nothing(
                  (_hand_made_role(endpoint, "acme-vision-engineer_x", "GROUP", engineers), "ktanaka"),
                  (_hand_made_role(endpoint, "ravi-adhoc", "USER", ravi), "ravi")]
     iam = endpoint.client("iam", account=PROD, region=REGION)
-    roles = [*iam.list_roles(PathPrefix="/hypergov/")["Roles"], *iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
+    roles = [*iam.list_roles(PathPrefix="/hypergov/")["Roles"],
+             *iam.list_roles(PathPrefix="/hypergov-platform/")["Roles"]]
     assert roles
     for role in roles:
         document = role["AssumeRolePolicyDocument"]
