@@ -183,8 +183,10 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
     orgs = endpoint.client("organizations", account=MANAGEMENT, region="us-east-1")
     budgets = endpoint.client("budgets", account=PROD, region="us-east-1")
     iam = endpoint.client("iam", account=PROD, region=REGION)
-    engineer = f"arn:aws:iam::{PROD}:role/hypergov/acme-nlp-engineer"  # components: <org>-<project>-<persona>
-    eks.delete_access_entry(clusterName="gpu-west-eks", principalArn=engineer)  # config/clusters/gpu-west.yaml
+    # components: <org>-<project>-<persona>; nlp's lead has an IAM member (its Engineers come only
+    # through Identity Center, so no acme-nlp-engineer role exists)
+    lead = f"arn:aws:iam::{PROD}:role/hypergov/acme-nlp-lead"
+    eks.delete_access_entry(clusterName="gpu-west-eks", principalArn=lead)  # config/clusters/gpu-west.yaml
     outsider = iam.create_role(RoleName="contractor", AssumeRolePolicyDocument=json.dumps({
         "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                 "Principal": {"AWS": f"arn:aws:iam::{PROD}:root"}}]}))["Role"]["Arn"]
@@ -202,8 +204,8 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
     kinds = sorted((kind, item["stack"]) for (kind, _), item in items.items())
     assert kinds == [("changed", "project-nlp"), ("missing", "org"), ("missing", "project-nlp"),
                      ("missing", "project-nlp"), ("unmanaged", "project-nlp")], sorted(items)
-    assert ("missing", "aws_eks_access_entry.access-engineer_gpu-west") in items
-    assert ("missing", "aws_eks_access_policy_association.access-policy-engineer_gpu-west") in items
+    assert ("missing", "aws_eks_access_entry.access-lead_gpu-west") in items
+    assert ("missing", "aws_eks_access_policy_association.access-policy-lead_gpu-west") in items
     assert ("missing", "aws_organizations_policy_attachment.scp-attachment") in items
     (limit,) = [i for (kind, _), i in items.items() if kind == "changed"]
     assert (limit["address"], limit["attributes"]) == ("aws_budgets_budget.budget_ml-prod", [
@@ -222,7 +224,7 @@ def test_access_entries_the_scp_and_a_budget_changed_by_hand_are_found_and_repai
         ("(prune)", "prune unmanaged"), ("org", "drift repair"), ("project-nlp", "drift repair")]
     assert drift(env).exit_code == 0
     assert [e for e in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"] if e == outsider] == []
-    assert engineer in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"]
+    assert lead in eks.list_access_entries(clusterName="gpu-west-eks")["accessEntries"]
 
 
 def test_iam_boundary_removed_and_hand_made_role_are_found_and_repaired(endpoint: EmbeddedAwsProcess,
