@@ -191,7 +191,6 @@ class Declared:
     inline: Mapping[str, DesiredObject]  # permission set name ->
     boundaries: Mapping[str, DesiredObject]  # permission set name ->
     assignments: Mapping[tuple[str, str, str, str], DesiredObject]  # (set name, account, type, principal id) ->
-    unresolved: tuple[DesiredObject, ...] = ()  # assignments whose permission set no stack declares
 
     @classmethod
     def of(cls, desired: Iterable[DesiredObject]) -> Declared:
@@ -208,14 +207,13 @@ class Declared:
         inline: dict[str, DesiredObject] = {}
         boundaries: dict[str, DesiredObject] = {}
         assignments: dict[tuple[str, str, str, str], DesiredObject] = {}
-        unresolved: list[DesiredObject] = []
         for obj in objs:
             if obj.type not in (INLINE_POLICY, BOUNDARY, ASSIGNMENT):
                 continue
             name = set_name(obj)
-            if name is None:
-                unresolved.append(obj)
-            elif obj.type == INLINE_POLICY:
+            if name is None:  # a set of another stack's, or none: nothing to match it with
+                continue
+            if obj.type == INLINE_POLICY:
                 inline[name] = obj
             elif obj.type == BOUNDARY:
                 boundaries[name] = obj
@@ -223,7 +221,7 @@ class Declared:
                 assignments[(name, str(obj.input("targetId")), str(obj.input("principalType")),
                              str(obj.input("principalId")))] = obj
         return cls(permission_sets={str(o.input("name")): o for o in sets.values() if o.input("name")},
-                   inline=inline, boundaries=boundaries, assignments=assignments, unresolved=tuple(unresolved))
+                   inline=inline, boundaries=boundaries, assignments=assignments)
 
     def hypergov_names(self, org: OrgIdentityCenter) -> frozenset[str]:
         """The permission sets whose policies and assignments the scan reads: declared, or named as
