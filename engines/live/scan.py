@@ -18,7 +18,17 @@ from engines.aws_clients import AwsClients
 from engines.desired import desired_kube_objects, desired_lookups, desired_objects
 from engines.graphs import stack_graphs
 from engines.kube import KubeApi
-from engines.live import budgets, eks_read, hyperpod_clusters, hyperpod_read, iam_read, kubernetes, organizations, sns
+from engines.live import (
+    budgets,
+    eks_read,
+    hyperpod_clusters,
+    hyperpod_read,
+    iam_read,
+    identity_center_read,
+    kubernetes,
+    organizations,
+    sns,
+)
 from engines.live.items import LiveScan
 from engines.live.lookups import read_lookups, resolved
 from engines.live.runner import (
@@ -43,6 +53,7 @@ SERVICES: tuple[ServiceScan, ...] = (
     hyperpod_clusters.units,
     iam_read.units,
     eks_read.units,
+    identity_center_read.units,
     organizations.units,
     budgets.units,
     sns.units,
@@ -55,6 +66,7 @@ PRUNERS: dict[str, Pruner] = {  # DriftItem.type -> how an unmanaged one is dele
     **budgets.PRUNERS,
     **kubernetes.PRUNERS,
     **iam_read.PRUNERS,
+    **identity_center_read.PRUNERS,
 }
 # What a scan leaves unread by design (LiveScan.not_read): not failures.
 NOT_READ: tuple[Callable[[ScanContext], list[str]], ...] = (
@@ -65,7 +77,7 @@ NOT_READ: tuple[Callable[[ScanContext], list[str]], ...] = (
 # What terraform manages, read for a plan from the scan (`scan_plan`); the engine plans HyperPod and
 # Kubernetes objects itself, without terraform.
 TERRAFORM_SERVICES: tuple[ServiceScan, ...] = (
-    iam_read.units, eks_read.units, organizations.units, budgets.units, sns.units)
+    iam_read.units, eks_read.units, identity_center_read.units, organizations.units, budgets.units, sns.units)
 
 
 def scan_context(tree: GovernanceTree, *, cache_dir: Path | None, caller_account: str | None = None,
@@ -92,7 +104,10 @@ def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Colle
     calls, client_for = CallCounter(), one_client_per_place(client_for)
     # The programs' reads first (terraform reads its data sources before it plans): the objects
     # made from them are compared with what the reads found.
-    results, lookup_failures = read_lookups(context.lookups, client_for, calls)
+    # Only AWS units compare objects made from them: a scan of Kubernetes objects alone reads none.
+    aws_units = any(u.client is None for service in services for u in service(context)
+                    if u.covers is None or u.covers & chosen)
+    results, lookup_failures = read_lookups(context.lookups if aws_units else (), client_for, calls)
     context = replace(context, desired=resolved(context.desired, results))
     units = [u for service in services for u in service(context) if u.covers is None or u.covers & chosen]
     scan = run_units(units, client_for, stacks=sorted(chosen), concurrency=concurrency, calls=calls)

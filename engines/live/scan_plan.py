@@ -47,6 +47,12 @@ REPLACED_WHEN: Mapping[str, frozenset[str]] = {
         {"clusterName", "principalArn", "policyArn", "accessScope"}),
     "aws:sns/topic:Topic": frozenset({"name", "namePrefix", "fifoTopic"}),
     "aws:sns/topicPolicy:TopicPolicy": frozenset({"arn"}),
+    "aws:ssoadmin/permissionSet:PermissionSet": frozenset({"instanceArn", "name"}),
+    "aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy": frozenset({"instanceArn", "permissionSetArn"}),
+    "aws:ssoadmin/permissionsBoundaryAttachment:PermissionsBoundaryAttachment": frozenset(
+        {"instanceArn", "permissionSetArn", "permissionsBoundary"}),
+    "aws:ssoadmin/accountAssignment:AccountAssignment": frozenset(
+        {"instanceArn", "permissionSetArn", "principalId", "principalType", "targetId", "targetType"}),
 }
 EXECUTOR = "terraform"
 BOUNDARY = "permissionsBoundary"
