@@ -123,6 +123,7 @@ _add_stacks_group()
 
 
 def _add_engine_commands() -> None:
+    from cli.access import access_cmd
     from cli.apply import apply_cmd  # the engines sit above the stacks
     from cli.audit import audit
     from cli.drift import drift_cmd
@@ -130,7 +131,7 @@ def _add_engine_commands() -> None:
     from cli.reconcile import reconcile_cmd
     from cli.status import status_cmd
 
-    for command in (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd, status_cmd, audit):
+    for command in (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd, status_cmd, audit, access_cmd):
         main.add_command(command)
 
 

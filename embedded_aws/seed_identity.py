@@ -88,7 +88,8 @@ def seed_identity_center(tree: GovernanceTree, endpoint: SeedTarget, *,
     store = endpoint.client("identitystore", account=account.id, region=region)
     for group in groups:
         seeded.groups[group] = _group(store, store_id, group)
-    for person in [*({"UserName": u} for u in users), *(p for g in groups for p in members.get(g, []))]:
+    # People listed in a group first: a user the tree also names alone keeps the name and email listed.
+    for person in [*(p for g in groups for p in members.get(g, [])), *({"UserName": u} for u in users)]:
         if person["UserName"] not in seeded.users:
             seeded.users[person["UserName"]] = _user(store, store_id, person)
     for group in groups:

@@ -1,0 +1,106 @@
+"""The people behind a tree's Identity Center members, read from the identity store: for each
+group the tree names (`identitycenter:group/<display name>`), its members; for each user it names
+(`identitycenter:user/<user name>`), that user. A snapshot, for the access report
+(`reconciler.access_report`), which decides nothing and calls nothing itself.
+
+Calls (Identity Store API, in the account and region org.yaml's `identity_center` names): GetGroupId
+by DisplayName, ListGroupMemberships (paginated), DescribeUser once per member; GetUserId by
+UserName. A name the store does not know (ResourceNotFoundException) is recorded as missing
+(None), never an error: the report says so. Every other failure (no credentials, access denied,
+an unknown identity store) propagates, classified by the caller like any AWS error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+
+@dataclass(frozen=True, order=True)
+class Person:
+    """An identity-store user as the report shows one."""
+
+    user_name: str
+    display_name: str = ""
+    email: str = ""
+    user_id: str = ""
+
+
+@dataclass(frozen=True)
+class IdentitySnapshot:
+    """What the identity store said, by the names the tree uses: a group's members (sorted by user
+    name) or None when the store has no such group; a user, or None when it has no such user."""
+
+    identity_store_id: str
+    groups: Mapping[str, tuple[Person, ...] | None] = field(default_factory=dict)
+    users: Mapping[str, Person | None] = field(default_factory=dict)
+    api_calls: int = 0
+
+
+def _unique(path: str, value: str) -> dict[str, Any]:
+    return {"UniqueAttribute": {"AttributePath": path, "AttributeValue": value}}
+
+
+def _not_found(exc: ClientError) -> bool:
+    return bool(exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException")
+
+
+class _Reader:
+    def __init__(self, client: Any, store_id: str) -> None:
+        self.client, self.store_id, self.calls = client, store_id, 0
+        self._people: dict[str, Person] = {}  # user id -> person (a person in several groups is read once)
+
+    def call(self, operation: str, **kwargs: Any) -> Any:
+        self.calls += 1
+        return getattr(self.client, operation)(IdentityStoreId=self.store_id, **kwargs)
+
+    def lookup(self, operation: str, attribute: str, value: str, key: str) -> str | None:
+        try:
+            return str(self.call(operation, AlternateIdentifier=_unique(attribute, value))[key])
+        except ClientError as exc:
+            if _not_found(exc):
+                return None
+            raise
+
+    def person(self, user_id: str) -> Person:
+        if user_id not in self._people:
+            user = self.call("describe_user", UserId=user_id)
+            emails = user.get("Emails") or []
+            primary = next((e for e in emails if e.get("Primary")), emails[0] if emails else {})
+            self._people[user_id] = Person(user_name=str(user.get("UserName") or user_id),
+                                           display_name=str(user.get("DisplayName") or ""),
+                                           email=str(primary.get("Value") or ""), user_id=user_id)
+        return self._people[user_id]
+
+    def members(self, group_id: str) -> tuple[Person, ...]:
+        found: list[Person] = []
+        token: str | None = None
+        while True:
+            page = self.call("list_group_memberships", GroupId=group_id, **({"NextToken": token} if token else {}))
+            for membership in page.get("GroupMemberships", []):
+                user_id = (membership.get("MemberId") or {}).get("UserId")
+                if user_id:  # Identity Center groups hold users only
+                    found.append(self.person(str(user_id)))
+            token = page.get("NextToken")
+            if not token:
+                return tuple(sorted(set(found)))
+
+
+def read_identity_store(client: Any, identity_store_id: str, *, groups: Iterable[str],
+                        users: Iterable[str]) -> IdentitySnapshot:
+    """The snapshot of `groups` (display names) and `users` (user names) from `client` (a boto3
+    `identitystore` client in the Identity Center account and region)."""
+    reader = _Reader(client, identity_store_id)
+    by_group: dict[str, tuple[Person, ...] | None] = {}
+    for name in sorted(set(groups)):
+        group_id = reader.lookup("get_group_id", "DisplayName", name, "GroupId")
+        by_group[name] = None if group_id is None else reader.members(group_id)
+    by_user: dict[str, Person | None] = {}
+    for name in sorted(set(users)):
+        user_id = reader.lookup("get_user_id", "UserName", name, "UserId")
+        by_user[name] = None if user_id is None else reader.person(user_id)
+    return IdentitySnapshot(identity_store_id=identity_store_id, groups=by_group, users=by_user,
+                            api_calls=reader.calls)
