@@ -24,9 +24,9 @@ from typing import Any
 from botocore.config import Config
 
 from engines.desired import DesiredLookup, DesiredObject
+from engines.live.hyperpod import GovernedCluster
 from engines.live.lookups import read_lookups, resolved
 from engines.live.runner import CallCounter
-from engines.live.hyperpod import GovernedCluster
 
 ClientFor = Callable[[str, str, str], Any]  # (service, account, region) -> boto3 client
 Creator = Callable[[Any, DesiredObject, "CreatedIds"], None]
@@ -166,9 +166,10 @@ def put_permission_set_boundary(sso: Any, obj: DesiredObject, ids: CreatedIds) -
 
 def create_account_assignment(sso: Any, obj: DesiredObject, ids: CreatedIds) -> None:
     i = obj.inputs
-    sso.create_account_assignment(InstanceArn=i["instanceArn"], PermissionSetArn=ids.resolve(obj, i["permissionSetArn"]),
-                                  PrincipalId=i["principalId"], PrincipalType=i["principalType"],
-                                  TargetId=i["targetId"], TargetType=i["targetType"])
+    sso.create_account_assignment(
+        InstanceArn=i["instanceArn"], PermissionSetArn=ids.resolve(obj, i["permissionSetArn"]),
+        PrincipalId=i["principalId"], PrincipalType=i["principalType"], TargetId=i["targetId"],
+        TargetType=i["targetType"])
 
 
 @dataclass(frozen=True)

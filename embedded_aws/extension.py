@@ -14,9 +14,9 @@ import base64
 import datetime
 import json
 import uuid
-from urllib.parse import urlsplit
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlsplit
 
 from moto.core.responses import ActionResult, BaseResponse, EmptyResult
 from moto.core.utils import get_service_model

@@ -3,22 +3,25 @@ request as terraform's AWS provider creates them (the calls its resources' Creat
 with the arguments it maps from the same inputs), so a scan of the result must report nothing.
 
 Only the types the live scan of EKS, Organizations, Budgets and SNS compares are applied, plus
-the IAM roles EKS access entries need to exist.
+the IAM roles EKS access entries need to exist (and, for the entries of Identity Center members,
+the permission sets and assignments that make Identity Center provision their roles).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from benchmarks.live_seed import seed_live_state
 from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws, seed_tree_clusters
 from embedded_aws.seed_identity import seed_identity_center
 from embedded_aws.seed_org import seed_organization
 from engines.desired import DesiredObject
 from engines.live.items import LiveScan
-from engines.live.runner import ScanContext, ScanUnit, run_units
+from engines.live.lookups import read_lookups, resolved
+from engines.live.runner import CallCounter, ScanContext, ScanUnit, run_units
 from engines.live.scan import scan_context
 from tests.example_tree import example_tree
 
@@ -41,6 +44,8 @@ def applied_example(aws: EmbeddedAws, *, types: Iterable[str]) -> Applied:
     seed_identity_center(context.tree, aws)  # only when org.yaml has `identity_center`
     wanted = frozenset(types)
     policy_ids: dict[str, str] = {}
+    if "aws:eks/accessEntry:AccessEntry" in wanted:
+        context = _with_identity_center(aws, context)
     order = ("aws:iam/role:Role", "aws:sns/topic:Topic", "aws:sns/topicPolicy:TopicPolicy",
              "aws:organizations/policy:Policy", "aws:organizations/policyAttachment:PolicyAttachment",
              "aws:eks/accessEntry:AccessEntry", "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
@@ -53,6 +58,27 @@ def applied_example(aws: EmbeddedAws, *, types: Iterable[str]) -> Applied:
                                 region=ORG_REGION if "organizations" in type_token else obj.region)
             _CREATE[type_token](client, obj, policy_ids)
     return Applied(context=context, policy_ids=policy_ids)
+
+
+def _with_identity_center(aws: EmbeddedAws, context: ScanContext) -> ScanContext:
+    """The permission sets (and the boundary policy they reference) with their assignments, which
+    make Identity Center provision the roles the `access-sso-*` entries name; the context with
+    those roles' ARNs (and the members' ids) read back, as the scan reads them."""
+    def client_for(service: str, account: str | None, region: str) -> Any:
+        return aws.client(service, account=account or DEFAULT_ACCOUNT, region=region)
+
+    seed_live_state([o for o in context.desired if o.type in IDENTITY_CENTER_TYPES], [], client_for,
+                    management_account=DEFAULT_ACCOUNT, threads=2, lookups=context.lookups)
+    results, failures = read_lookups(context.lookups, client_for, CallCounter())
+    assert not failures, failures
+    return replace(context, desired=resolved(context.desired, results))
+
+
+IDENTITY_CENTER_TYPES = frozenset({
+    "aws:iam/policy:Policy", "aws:ssoadmin/permissionSet:PermissionSet",
+    "aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy",
+    "aws:ssoadmin/permissionsBoundaryAttachment:PermissionsBoundaryAttachment",
+    "aws:ssoadmin/accountAssignment:AccountAssignment"})
 
 
 @functools.cache

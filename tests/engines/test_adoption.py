@@ -84,7 +84,10 @@ def test_what_is_live_is_adopted_with_the_ids_the_provider_documents(aws: Embedd
     assert org["aws_organizations_policy.scp"] == scp
     assert org["aws_organizations_policy_attachment.scp-attachment"] == f"{governed_ou}:{scp}"
     assert org["aws_sns_topic.budget-alerts_ml-prod"] == f"arn:aws:sns:us-west-2:{PROD}:acme-hypergov-budget-alerts"
-    assert "aws_iam_policy.boundary_ml-prod" not in org  # IAM policies were not created
+    # aws_iam_policy: its ARN (live here: the permission sets applied with the access entries
+    # reference it, `tests.engines.live_apply`)
+    assert org["aws_iam_policy.boundary_ml-prod"] == f"arn:aws:iam::{PROD}:policy/acme-hypergov-permissions-boundary"
+    assert not [a for a in org if a.startswith("aws_iam_role_policy.")]  # role policies were not created
 
 
 def test_nothing_live_nothing_adopted(aws: EmbeddedAws) -> None:

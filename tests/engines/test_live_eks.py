@@ -146,10 +146,13 @@ def test_after_an_apply_the_scan_is_clean_with_calls_per_entry_only_as_eks_force
     aws.clear_calls()
     result = scan(aws, eks_read.units(applied.context))
     assert (result.items, result.complete) == ((), True)
-    # gpu-west: 1 + 4 projects' entries (nlp, recsys 2 each; speech, vision 3 each) + the node's;
-    # trn-east: 1 + 2 nlp + 3 research.
-    assert eks_calls(aws) == {"ListAccessEntries": 2, "DescribeAccessEntry": 18, "ListAssociatedAccessPolicies": 17}
-    assert result.api_calls == 37
+    # An entry per IAM role of a persona with IAM members, and per permission set's role of a persona
+    # with Identity Center members (config/): gpu-west: org 2 (the role, the admins' set) + nlp 3
+    # (lead role and set, engineer set) + recsys 2 + speech 3 (lead role, engineer and viewer sets)
+    # + vision 4 (lead role, engineer role and set, viewer set) + the node's; trn-east: org 2 +
+    # nlp 3 + research 3 (lead role, engineer and viewer sets).
+    assert eks_calls(aws) == {"ListAccessEntries": 2, "DescribeAccessEntry": 23, "ListAssociatedAccessPolicies": 22}
+    assert result.api_calls == 47
 
 
 def test_out_of_band_changes_are_found_and_pruning_removes_only_the_unmanaged(aws: EmbeddedAws) -> None:
@@ -200,7 +203,7 @@ def test_entries_are_listed_in_pages(aws: EmbeddedAws, monkeypatch: pytest.Monke
     monkeypatch.setattr(eks_read, "PAGE_SIZE", 2)
     aws.clear_calls()
     assert scan(aws, eks_read.units(applied.context)).items == ()
-    assert eks_calls(aws)["ListAccessEntries"] == 6 + 3  # gpu-west 11 entries, trn-east 6; 2 a page
+    assert eks_calls(aws)["ListAccessEntries"] == 7 + 4  # gpu-west 14 entries, trn-east 8; 2 a page
 
 
 def test_a_throttled_cluster_makes_the_scan_incomplete(aws: EmbeddedAws) -> None:

@@ -23,8 +23,9 @@ def test_the_applied_tree_scans_clean_and_each_out_of_band_change_is_found_once(
     aws.clear_calls()
     clean = scan_with(applied.context, client_for, services=SERVICES)
     assert (clean.items, clean.complete) == ((), True)
-    # EKS 2 lists + 17 entries x 2, Organizations 6, Budgets 2 accounts x 2 lists, SNS 2 lists + 2 policies
-    assert clean.api_calls == len(aws.calls()) == 36 + 6 + 4 + 4
+    # EKS 2 lists + 22 entries x 2, Organizations 6, Budgets 2 accounts x 2 lists, SNS 2 lists + 2
+    # policies; first the programs' reads: 9 identity-store members, a ListRoles page per account
+    assert clean.api_calls == len(aws.calls()) == 46 + 6 + 4 + 4 + 9 + 2
     assert set(PRUNERS) >= {"aws:eks/accessEntry:AccessEntry", "aws:organizations/policyAttachment:PolicyAttachment",
                             "aws:budgets/budget:Budget"}
 

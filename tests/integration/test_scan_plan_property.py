@@ -51,8 +51,9 @@ def _sampled_cases(count: int, seed: int = 20261204) -> list[tuple[Edit, StackNa
     """`count` (edit, stack) cases: edits drawn by a seeded shuffle of every single-field edit, kept
     when the tree stays valid and the edit changes a stack without removing one (the gate refuses
     the first; a removal is planned as a destroy, by terraform); of each edit's affected stacks,
-    one drawn by the same generator. The same cases every run, one test each, so that the
-    workers share them and a failure names its edit and stack."""
+    one drawn by the same generator (of a kind not sampled yet, when there is one). The same
+    cases every run, one test each, so that the workers share them and a failure names its edit
+    and stack."""
     draw = random.Random(seed)
     base = validate_files(FILES).tree
     assert base is not None
@@ -62,7 +63,10 @@ def _sampled_cases(count: int, seed: int = 20261204) -> list[tuple[Edit, StackNa
         if report.ok and report.tree is not None:
             affected = affected_stacks(base, report.tree)
             if affected.to_plan and not affected.removed:
-                cases.append((edit, draw.choice(sorted(affected.to_plan))))
+                # a kind of stack (org, cluster, project) not sampled yet when the edit affects one
+                seen = {stack.split("-")[0] for _, stack in cases}
+                fresh = [s for s in sorted(affected.to_plan) if s.split("-")[0] not in seen]
+                cases.append((edit, draw.choice(fresh or sorted(affected.to_plan))))
         if len(cases) == count:
             return cases
     raise AssertionError(f"only {len(cases)} of the {len(EDITS)} edits keep the tree valid and change a stack")
