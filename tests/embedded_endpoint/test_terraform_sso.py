@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 from embedded_aws import EmbeddedAwsProcess
 from embedded_aws.terraform import provider_block
 
-from .tfsupport import Terraform, find_provider_mirror
+from .tfsupport import Terraform, module_terraform
 
 ACCOUNT = "111122223333"
 REGION = "us-west-2"
@@ -74,13 +73,7 @@ def stack(endpoint: str, *, instance_arn: str, store_id: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
-    if shutil.which("terraform") is None:
-        pytest.skip("terraform is not on PATH")
-    mirror = find_provider_mirror()
-    if mirror is None:
-        pytest.skip("no filesystem mirror with hashicorp/aws found (set HYPERGOV_TF_PROVIDER_MIRROR)")
-    root = tmp_path_factory.mktemp("terraform-sso")
-    return Terraform.prepare(workdir=root / "stack", mirror=mirror, plugin_cache=root / "plugin-cache")
+    return module_terraform(tmp_path_factory, "terraform-sso")
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MIRROR_ENV = "HYPERGOV_TF_PROVIDER_MIRROR"
 PROVIDER_DIR = Path("registry.terraform.io") / "hashicorp" / "aws"
@@ -69,3 +70,17 @@ class Terraform:
         assert binary is not None, "terraform is not on PATH"
         return subprocess.run([binary, *args, "-no-color"], cwd=self.workdir, env=self.env, capture_output=True,
                               text=True, timeout=timeout, check=False)
+
+
+def module_terraform(tmp_path_factory: Any, name: str) -> Terraform:
+    """A prepared terraform working directory of a test module (its own plugin cache), skipped
+    where terraform or the provider mirror is missing."""
+    import pytest
+
+    if shutil.which("terraform") is None:
+        pytest.skip("terraform is not on PATH")
+    mirror = find_provider_mirror()
+    if mirror is None:
+        pytest.skip("no filesystem mirror with hashicorp/aws found (set HYPERGOV_TF_PROVIDER_MIRROR)")
+    root = tmp_path_factory.mktemp(name)
+    return Terraform.prepare(workdir=root / "stack", mirror=mirror, plugin_cache=root / "plugin-cache")
