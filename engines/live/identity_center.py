@@ -37,13 +37,12 @@ sso-admin names no last modifier, so `changed_by`/`changed_at` stay None.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engines.desired import DesiredObject, address_of
-from engines.live.documents import same_document
+from engines.live.documents import parsed, same_document
 from engines.live.items import AttributeDrift, DriftItem, DriftKind, attribute
 from engines.type_mappings import tf_name
 from hypergov import naming
@@ -241,7 +240,7 @@ def compare(org: OrgIdentityCenter, desired: Iterable[DesiredObject], live: Live
             items.append(_declared_item(org, obj, "missing"))
         elif not same_document(obj.document("inlinePolicy"), found.inline_policy):
             items.append(_declared_item(org, obj, "changed", (
-                attribute("inlinePolicy", obj.document("inlinePolicy"), _document(found.inline_policy)),)))
+                attribute("inlinePolicy", obj.document("inlinePolicy"), parsed(found.inline_policy)),)))
     for name, obj in sorted(declared.boundaries.items()):
         found = live.permission_sets.get(name)
         want = boundary_of(_api_spelling(obj.input("permissionsBoundary")))
@@ -264,12 +263,6 @@ def _api_spelling(boundary: Any) -> dict[str, Any] | None:
     return {"ManagedPolicyArn": boundary.get("managedPolicyArn")} if boundary.get("managedPolicyArn") else None
 
 
-def _document(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
     return value
 
 
