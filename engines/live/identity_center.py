@@ -263,9 +263,6 @@ def _api_spelling(boundary: Any) -> dict[str, Any] | None:
     return {"ManagedPolicyArn": boundary.get("managedPolicyArn")} if boundary.get("managedPolicyArn") else None
 
 
-    return value
-
-
 def _permission_set_items(org: OrgIdentityCenter, obj: DesiredObject,
                           live: LivePermissionSet | None) -> list[DriftItem]:
     if live is None:
