@@ -336,6 +336,7 @@ class Replica:
         halt = _Either(*(e for e in (share.how.stop,) if e is not None), *(h.lost for h in held.values()))
         how = replace(share.how, stop=halt, leases=stamp)
         ok: set[StackName] = set()
+        failed: set[StackName] = set()
         for prepared in mine.prepared:
             try:
                 applied = carry_out(share.engine, prepared, how)
@@ -346,11 +347,12 @@ class Replica:
             worked.audit_error = worked.audit_error or applied.audit_error
             ok |= {r.stack for r in applied.results if r.ok} | {p.stack for p in prepared.plans if p.is_empty}
             worked.stopped |= stopped(applied.results)
-            for result in applied.results:
-                if result.stack in mine.held and _failed_in_the_pass(result):
-                    self.keeper.drop(held[result.stack])
-                    self.leases.release(held[result.stack], failed=share.pass_id)
-                    mine.held.pop(result.stack, None)
+            failed |= {r.stack for r in applied.results if _failed_in_the_pass(r)}
+        # Released only now: a released lease counts as lost, which would halt this replica's
+        # other stacks (one refused stack stopped the rest of its share before)
+        for stack in [s for s in mine.held if s in failed]:
+            self.keeper.drop(mine.held[stack])
+            self.leases.release(mine.held.pop(stack), failed=share.pass_id)
         for stack in [s for s in mine.held if s in ok]:
             self.keeper.drop(mine.held[stack])
             self.leases.release(mine.held.pop(stack), done=share.pass_id)

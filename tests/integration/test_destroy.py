@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 GPU_WEST = StackName("cluster-gpu-west")
 SPEECH = StackName("project-speech")
+ORG = StackName("org")
 GPU_WEST_ARN = "arn:aws:sagemaker:us-west-2:111122223333:cluster/t7k2m9x4q1wz"
 GONE = ("Deleted", "Deleting")  # the driver counts these as absent, as SageMaker lists them for a while
 
@@ -70,6 +71,9 @@ def test_destroying_a_project_stack_prunes_its_kubernetes_objects(engine_for: En
     cluster = FakeCluster()
     engine = engine_for(example_files())
     engine.kube_api_for = {"gpu-west": cluster}.get
+    # the org stack first, as a pass orders them: speech's permission sets name the org's boundary
+    # policy, which Identity Center needs in the account to provision them
+    assert engine.apply(ORG, engine.plan(ORG)).ok
     applied = engine.apply(SPEECH, engine.plan(SPEECH))
     assert applied.ok, (applied.error, applied.failed)
     created = sorted(c.address for c in applied.applied if c.executor == "kubernetes")

@@ -72,7 +72,7 @@ def test_each_merge_is_applied_once_audited_and_an_invalid_tree_never(endpoint: 
         ("outcome", "org", "applied"), ("outcome", "cluster-gpu-west", "applied"),
         ("outcome", "project-speech", "applied")]  # cluster-trn-east: nothing to change, nothing to record
     roles = endpoint.client("iam", account=PROD, region=REGION).list_roles(PathPrefix="/hypergov/")["Roles"]
-    assert "acme-speech-engineer" in {r["RoleName"] for r in roles}
+    assert "acme-speech-lead" in {r["RoleName"] for r in roles}
     assert _applied_commit(tmp_path) == tree_commit
 
     quiet = _reconcile(env)
@@ -169,8 +169,8 @@ def test_what_was_reviewed_is_what_gets_applied(own_endpoint: EmbeddedAwsProcess
 
     # Drift between the review and the merge: what the merge would apply is no longer what was reviewed.
     eks = endpoint.client("eks", account=PROD, region=REGION)
-    engineer = f"arn:aws:iam::{PROD}:role/hypergov/acme-speech-engineer"
-    eks.delete_access_entry(clusterName="gpu-west-eks", principalArn=engineer)
+    lead = f"arn:aws:iam::{PROD}:role/hypergov/acme-speech-lead"  # speech-lead is an IAM role (speech.yaml)
+    eks.delete_access_entry(clusterName="gpu-west-eks", principalArn=lead)
     repo.git.checkout("main")
     repo.git.merge("--ff-only", "lower-budget")
     refused = _reconcile(env)
@@ -180,4 +180,4 @@ def test_what_was_reviewed_is_what_gets_applied(own_endpoint: EmbeddedAwsProcess
     intent, record = audit_records(repo.working_dir)[-2:]
     assert intent["stacks"][0]["refused"].startswith("the plan differs from the one reviewed")
     assert (record["stack"], record["outcome"]) == ("project-speech", "refused")
-    assert "only in the new plan: create aws_eks_access_entry.access-engineer_gpu-west" in record["refusal"]
+    assert "only in the new plan: create aws_eks_access_entry.access-lead_gpu-west" in record["refusal"]

@@ -85,7 +85,7 @@ def test_killed_at_each_phase_the_restart_converges_and_the_trail_is_whole(
         assert [s["stack"] for s in records[4]["stacks"]] == again
         assert {r["outcome"] for r in records[5:]} == {"applied"}
     iam = own_endpoint.client("iam", account=PROD, region=REGION)
-    assert "acme-speech-engineer" in {r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"]}
+    assert "acme-speech-lead" in {r["RoleName"] for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"]}
     quotas = own_endpoint.client("sagemaker", account=PROD, region=REGION).list_compute_quotas()
     assert "speech-on-gpu-west" in {q["Name"] for q in quotas["ComputeQuotaSummaries"]}
 

@@ -107,5 +107,5 @@ def test_watch_survives_throttling_applies_when_it_stops_and_sigterm_records(end
     after = CliRunner().invoke(main, ["reconcile"], env=_env(endpoint, tmp_path))  # the next pass: what was left
     assert after.exit_code == 0, after.output
     roles = endpoint.client("iam", account=PROD, region=REGION).list_roles(PathPrefix="/hypergov/")["Roles"]
-    assert "acme-speech-engineer" in {r["RoleName"] for r in roles}
+    assert "acme-speech-lead" in {r["RoleName"] for r in roles}
     assert audit_records(repo.working_dir)[len(recorded) + 1]["type"] == "intent"  # the next pass's records follow

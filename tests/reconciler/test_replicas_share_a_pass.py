@@ -38,7 +38,7 @@ from reconciler.applied_record import STATE_FILE, applied_commit
 from reconciler.audit import AuditLog
 from reconciler.pass_result import PassResult
 from reconciler.reconcile import PassOptions, reconcile_once
-from reconciler.replicas import RUNNING, Replica, pass_record
+from reconciler.replicas import RUNNING, Replica, _rotated, pass_record
 from reconciler.reviewed import record_reviewed
 from stacks.spec import plan_stacks
 from tests.example_tree import CONFIG
@@ -167,7 +167,7 @@ def _run_three(governance: Path, tmp_path: Path, records: S3Records, ledger: Led
                 return
             time.sleep(0.1)
 
-    threads = [threading.Thread(target=loop, args=(i,)) for i in range(3)]
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(len(replicas))]
     try:
         for t in threads:
             t.start()
@@ -274,15 +274,19 @@ def _tree() -> GovernanceTree:
     return load_valid_tree(CONFIG)
 
 
-def _leader_and_two(records: S3Records) -> list[Replica]:
+def _leader_and(records: S3Records, followers: int) -> list[Replica]:
     """A leader that claims no project stack itself (`parallelism=0`), so each project stack is
-    planned and applied by one of the two other replicas, then the two."""
+    planned and applied by one of the other replicas, then those."""
     leader = Replica.start(records, parallelism=0, timing=FAST)
     deadline = time.monotonic() + 10
     while leader.lead() is None:  # its keeper campaigns at once; the lease is free
         assert time.monotonic() < deadline, "the first replica did not become the leader"
         time.sleep(0.1)
-    return [leader, *(Replica.start(records, parallelism=1, timing=FAST) for _ in range(2))]
+    return [leader, *(Replica.start(records, parallelism=1, timing=FAST) for _ in range(followers))]
+
+
+def _leader_and_two(records: S3Records) -> list[Replica]:
+    return _leader_and(records, 2)
 
 
 def _first_pass_over(records: S3Records) -> Callable[[], bool]:
@@ -333,6 +337,30 @@ def test_a_replica_refuses_a_project_stack_whose_plan_differs_from_the_reviewed_
     others = {o["stack"] for o in _outcomes(governance) if o["outcome"] == "applied"}
     assert others == {s for s in everything if s != changed}
     assert applied_commit(records, "origin/main") != head  # not recorded as applied: a stack was refused
+
+
+def test_a_refused_stack_does_not_stop_the_rest_of_its_replicas_share(
+        governance: Path, tmp_path: Path, records: S3Records) -> None:
+    """Regression (found as a flaky run of the test above): a replica released a refused stack's
+    lease at once, and a released lease counts as lost, which halted the replica's other stacks
+    ("stopping"); the leader then concluded the pass with them unapplied. Here one replica besides
+    the leader holds every project stack, and the one reviewed at another amount is the first it
+    applies (its own claim order): the others are applied all the same."""
+    repo = git.Repo(governance)
+    head = repo.head.commit.hexsha
+    tree_id = tree_id_at(governance, head, "config")
+    assert tree_id is not None
+    replicas = _leader_and(records, 1)
+    changed = _rotated(_projects(), replicas[1].leases.me)[0]
+    everything = [s.name for s in plan_stacks(_tree())]
+    record_reviewed(records, tree_id, [planned(s, head, amount="90000.00" if s == changed else AMOUNT)
+                                       for s in everything], method={}, base_ref="main")
+    ledger = Ledger()
+    _run_three(governance, tmp_path, records, ledger, replicas, until=_first_pass_over(records))
+    applied = sorted(stack for _, stack in ledger.applied)
+    assert applied == sorted(s for s in everything if s != changed), ledger.applied
+    [refused] = [o for o in _outcomes(governance) if o["stack"] == changed]
+    assert (refused["outcome"], refused["refusal_kind"]) == ("refused", "plan changed")
 
 
 def test_no_replica_applies_anything_while_a_stack_of_the_pass_failed_to_plan(
