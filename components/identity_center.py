@@ -27,14 +27,17 @@ import pulumi
 import pulumi_aws as aws
 
 from hypergov import naming
-from hypergov.model.common import duration_seconds, identity_center_member, is_identity_center
+from hypergov.model.common import (
+    IDENTITY_STORE_NAME_ATTRIBUTE,
+    duration_seconds,
+    identity_center_member,
+    is_identity_center,
+)
 from hypergov.model.org import IdentityCenter
 
 PolicyDocument = dict[str, Any]
 ACCOUNT = "AWS_ACCOUNT"
 PRINCIPAL_TYPE = {"group": "GROUP", "user": "USER"}
-# The identity store attribute each kind of member is found by (its unique name).
-LOOKUP_ATTRIBUTE = {"group": "DisplayName", "user": "UserName"}
 
 
 @dataclass(frozen=True)
@@ -141,11 +144,11 @@ def _principal_id(member: str, ic: IdentityCenter, provider: pulumi.ProviderReso
     if kind == "group":
         group = aws.identitystore.GetGroupAlternateIdentifierArgs(
             unique_attribute=aws.identitystore.GetGroupAlternateIdentifierUniqueAttributeArgs(
-                attribute_path=LOOKUP_ATTRIBUTE[kind], attribute_value=name))
+                attribute_path=IDENTITY_STORE_NAME_ATTRIBUTE[kind], attribute_value=name))
         return aws.identitystore.get_group_output(identity_store_id=ic.identity_store_id, alternate_identifier=group,
                                                   opts=opts).group_id
     user = aws.identitystore.GetUserAlternateIdentifierArgs(
         unique_attribute=aws.identitystore.GetUserAlternateIdentifierUniqueAttributeArgs(
-            attribute_path=LOOKUP_ATTRIBUTE[kind], attribute_value=name))
+            attribute_path=IDENTITY_STORE_NAME_ATTRIBUTE[kind], attribute_value=name))
     return aws.identitystore.get_user_output(identity_store_id=ic.identity_store_id, alternate_identifier=user,
                                              opts=opts).user_id

@@ -14,13 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engines.identity_store import member_id_request
 from hypergov.model.common import PERSONAS, identity_center_member, is_identity_center
 from hypergov.model.tree import GovernanceTree
 from hypergov.problems import SourcePos
 from stacks.spec import StackSpec
-
-# The identity store attribute each kind of member is found by (its unique name).
-UNIQUE_ATTRIBUTE = {"group": ("get_group_id", "DisplayName"), "user": ("get_user_id", "UserName")}
 
 
 @dataclass(frozen=True)
@@ -62,10 +60,9 @@ def identity_store_exists(client: Any, store: str) -> Exists:
             if principal in known:
                 return known[principal]
         kind, name = identity_center_member(principal)
-        operation, attribute = UNIQUE_ATTRIBUTE[kind]
+        operation, arguments, _ = member_id_request(kind, name)
         try:
-            getattr(client, operation)(IdentityStoreId=store, AlternateIdentifier={
-                "UniqueAttribute": {"AttributePath": attribute, "AttributeValue": name}})
+            getattr(client, operation)(IdentityStoreId=store, **arguments)
             found = True
         except client.exceptions.ResourceNotFoundException:
             found = False

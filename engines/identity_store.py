@@ -18,6 +18,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from hypergov.model.common import IDENTITY_STORE_NAME_ATTRIBUTE
+
 
 @dataclass(frozen=True, order=True)
 class Person:
@@ -40,8 +42,16 @@ class IdentitySnapshot:
     api_calls: int = 0
 
 
-def _unique(path: str, value: str) -> dict[str, Any]:
-    return {"UniqueAttribute": {"AttributePath": path, "AttributeValue": value}}
+# The Identity Store API call that finds a member's id by its unique name, and the id's key.
+MEMBER_ID_READ = {"group": ("get_group_id", "GroupId"), "user": ("get_user_id", "UserId")}
+
+
+def member_id_request(kind: str, name: str) -> tuple[str, dict[str, Any], str]:
+    """(operation, its arguments but the store id, the answer's id key) that finds a `kind`
+    ("group" or "user") member named `name` (tree's name: display name or user name)."""
+    operation, key = MEMBER_ID_READ[kind]
+    return operation, {"AlternateIdentifier": {"UniqueAttribute": {
+        "AttributePath": IDENTITY_STORE_NAME_ATTRIBUTE[kind], "AttributeValue": name}}}, key
 
 
 def _not_found(exc: ClientError) -> bool:
@@ -57,9 +67,10 @@ class _Reader:
         self.calls += 1
         return getattr(self.client, operation)(IdentityStoreId=self.store_id, **kwargs)
 
-    def lookup(self, operation: str, attribute: str, value: str, key: str) -> str | None:
+    def lookup(self, kind: str, name: str) -> str | None:
+        operation, arguments, key = member_id_request(kind, name)
         try:
-            return str(self.call(operation, AlternateIdentifier=_unique(attribute, value))[key])
+            return str(self.call(operation, **arguments)[key])
         except ClientError as exc:
             if _not_found(exc):
                 return None
@@ -96,11 +107,11 @@ def read_identity_store(client: Any, identity_store_id: str, *, groups: Iterable
     reader = _Reader(client, identity_store_id)
     by_group: dict[str, tuple[Person, ...] | None] = {}
     for name in sorted(set(groups)):
-        group_id = reader.lookup("get_group_id", "DisplayName", name, "GroupId")
+        group_id = reader.lookup("group", name)
         by_group[name] = None if group_id is None else reader.members(group_id)
     by_user: dict[str, Person | None] = {}
     for name in sorted(set(users)):
-        user_id = reader.lookup("get_user_id", "UserName", name, "UserId")
+        user_id = reader.lookup("user", name)
         by_user[name] = None if user_id is None else reader.person(user_id)
     return IdentitySnapshot(identity_store_id=identity_store_id, groups=by_group, users=by_user,
                             api_calls=reader.calls)

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from engines.desired import DesiredLookup, DesiredObject
+from engines.identity_store import MEMBER_ID_READ
 from engines.live.items import ScanFailure
 from engines.live.runner import CallCounter, ServiceClientFor
 from engines.outcomes import Failure, guarded
@@ -24,14 +25,16 @@ from stacks.graph import LOOKUP_PLACEHOLDER
 Results = Mapping[str, Any]  # a lookup's result path ("groupId", "arns[0]") -> its value
 
 
-def _unique_id(client: Any, calls: CallCounter, operation: str, inputs: Mapping[str, Any], key: str) -> Results:
+def _unique_id(client: Any, calls: CallCounter, kind: str, inputs: Mapping[str, Any]) -> Results:
+    """The data source's `<kind>Id` (`groupId`, `userId`), read by the attribute the program names."""
+    operation, key = MEMBER_ID_READ[kind]
     unique = inputs["alternateIdentifier"]["uniqueAttribute"]
     try:
         found = calls(client, operation, IdentityStoreId=inputs["identityStoreId"], AlternateIdentifier={
             "UniqueAttribute": {"AttributePath": unique["attributePath"], "AttributeValue": unique["attributeValue"]}})
     except client.exceptions.ResourceNotFoundException:
         return {}
-    return {key: found[key[0].upper() + key[1:]]}
+    return {key[0].lower() + key[1:]: found[key]}
 
 
 def _roles(roles: Sequence[Mapping[str, Any]], inputs: Mapping[str, Any]) -> Results:
@@ -46,9 +49,9 @@ ROLES = "aws:iam/getRoles:getRoles"
 # lookup type -> (boto3 service, read); role lookups are read per place instead (`_role_lists`)
 READS: Mapping[str, tuple[str, Callable[[Any, CallCounter, Mapping[str, Any]], Results]]] = {
     "aws:identitystore/getGroup:getGroup": (
-        "identitystore", lambda c, calls, i: _unique_id(c, calls, "get_group_id", i, "groupId")),
+        "identitystore", lambda c, calls, i: _unique_id(c, calls, "group", i)),
     "aws:identitystore/getUser:getUser": (
-        "identitystore", lambda c, calls, i: _unique_id(c, calls, "get_user_id", i, "userId")),
+        "identitystore", lambda c, calls, i: _unique_id(c, calls, "user", i)),
 }
 
 

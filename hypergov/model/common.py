@@ -61,6 +61,9 @@ ActionPattern = Annotated[str, StringConstraints(pattern=IAM_ACTION_PATTERN, max
 IAM_PRINCIPAL_RE = re.compile(
     r"^arn:aws(-cn|-us-gov)?:iam::\d{12}:(user|role)/([A-Za-z0-9_+=,.@-]+/)*[A-Za-z0-9_+=,.@-]{1,64}$")
 IDENTITY_CENTER_PREFIX = "identitycenter:"
+# The identity store attribute each kind of member is found by: its unique name there (a group's
+# display name, a user's user name), which is what the tree writes after the kind.
+IDENTITY_STORE_NAME_ATTRIBUTE = {"group": "DisplayName", "user": "UserName"}
 
 
 def _identity_store_name(shape_name: str) -> tuple[str, int]:

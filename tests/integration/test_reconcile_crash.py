@@ -117,10 +117,11 @@ def _live_org_objects(endpoint: EmbeddedAwsProcess) -> list[str]:
 
 
 def terraform_at_its_prompt(directory: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """`terraform apply -replace=<first address>` in its own process group, once it waits for "yes":
+    """`terraform apply -replace=<first managed address>` in its own process group, once it waits for "yes":
     a replace always has something to confirm, so terraform has planned and holds the state lock."""
-    address = subprocess.run(["terraform", "state", "list"], cwd=directory, env=env, capture_output=True, text=True,
-                             check=True).stdout.split()[0]
+    listed = subprocess.run(["terraform", "state", "list"], cwd=directory, env=env, capture_output=True, text=True,
+                            check=True).stdout.split()
+    address = next(a for a in listed if not a.startswith("data."))  # -replace takes managed resources only
     holder = subprocess.Popen(["terraform", "apply", "-no-color", f"-replace={address}"], cwd=directory, env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               start_new_session=True)
