@@ -8,9 +8,12 @@ clusters. The reconciler runs as a daemon in the background (`hypergov reconcile
 its first pass applies every stack with the real `terraform` and pushes its audit records to the
 remote's audit branch. A merge request that raises one team's compute quota is planned (the
 Markdown comment, with the governance summary and the capacity impact), merged and pushed; the
-daemon applies exactly the stack it affects and pushes the records. trn-east is declared in the
-tree (its instance groups, adopted by the first pass); a second merge request scales its p4d group
-8 -> 12, its plan shows the GPUs gained, and the daemon applies it (DescribeCluster checks it).
+daemon applies exactly the stack it affects and pushes the records. Before that, the permission
+sets the first pass made for the personas whose members arrive through IAM Identity Center are
+listed with their assignments and provisioned roles, and `hypergov access` reports who holds what.
+trn-east is declared in the tree (its instance groups, adopted by the first pass); a second merge
+request scales its p4d group 8 -> 12, its plan shows the GPUs gained, and the daemon applies it
+(DescribeCluster checks it).
 Then a quota is changed by hand with boto3 and one is made for a team the tree does not know:
 the scheduled scan finds both and repairs the change, `hypergov drift --prune-unmanaged` removes
 the other. `hypergov audit verify` passes on the remote and fails on a copy with one record
@@ -36,7 +39,9 @@ import yaml
 
 from cli.demo_daemon import Daemon, Event, http_status, scrape
 from embedded_aws import EmbeddedAwsProcess
+from hypergov import naming
 from hypergov.gitsource import read_tree_at
+from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +54,7 @@ ADMIN = git.Actor("platform-admin", "platform-admin@example.com")
 AUDIT_BRANCH = "hypergov/audit"  # the settings' default (engines/settings.py)
 DRIFT_EVERY = "10s"
 PASS_TIMEOUT_S = 900.0  # a first pass applies every stack with terraform: minutes on a loaded 2-core machine
-TOTAL = 11
+TOTAL = 12
 
 
 class DemoError(Exception):
@@ -211,8 +216,9 @@ def _story(story: Story) -> None:
         at, steady = daemon.log.wait_for(lambda e: e["event"] == "pass.end" and e["status"] == "up to date",
                                          after=at + 1, timeout_s=120)
         _say(steady)
+    _identity_center(story, tree)
     merged = _merge_request(story)
-    with step(6, "merged and pushed: the daemon plans the stacks the merge affects, applies the one that "
+    with step(7, "merged and pushed: the daemon plans the stacks the merge affects, applies the one that "
                  "changes and pushes its records"):
         at, end = story.wait_pass(merged, after=at)
         quota = story.quota("vision-on-gpu-west")["ComputeQuotaConfig"]["ComputeQuotaResources"]  # type: ignore[index]
@@ -222,12 +228,12 @@ def _story(story: Story) -> None:
         story.hypergov("audit", "log", "--repo", story.remote.as_uri(), "--cluster", "gpu-west", show=4)
     at = _scale_merge_request(story, after=at)
     at = _drift_by_hand(story, after=at)
-    with step(10, "hypergov audit verify: the remote's trail is intact; a copy with one record edited is not"):
+    with step(11, "hypergov audit verify: the remote's trail is intact; a copy with one record edited is not"):
         intact = story.hypergov("audit", "verify", "--repo", story.remote.as_uri())
         tampered = story.hypergov("audit", "verify", "--repo", str(_tampered_copy(story.remote)))
         if intact.returncode != 0 or tampered.returncode != 1:
             raise DemoError(f"audit verify exited {intact.returncode} and {tampered.returncode}, not 0 and 1")
-    with step(11, "the daemon's metrics, scraped (Prometheus text format), and hypergov status"):
+    with step(12, "the daemon's metrics, scraped (Prometheus text format), and hypergov status"):
         _show_metrics(port)
         story.hypergov("status", "--repo", str(story.state / "repo"))
     click.secho("\ndemo complete: followed a remote, applied every stack, planned and applied a merge request, "
@@ -236,9 +242,39 @@ def _story(story: Story) -> None:
                 fg="green", bold=True)
 
 
+def _identity_center(story: Story, tree: GovernanceTree) -> None:
+    """Step 5: the first pass made a permission set per persona with Identity Center members,
+    assigned them to the tree's groups; Identity Center provisioned the roles; `hypergov access`
+    says who holds what, read from the identity store."""
+    assert tree.org is not None and tree.org.model.identity_center is not None
+    ic = tree.org.model.identity_center
+    with step(5, "people arrive through IAM Identity Center: a permission set per persona with Identity Center "
+                 "members, assigned to exactly the tree's groups; hypergov access reports who holds what"):
+        sso = story.endpoint.client("sso-admin", account=PROD, region=ic.region)
+        arns = [a for page in sso.get_paginator("list_permission_sets").paginate(InstanceArn=ic.instance_arn)
+                for a in page["PermissionSets"]]
+        by_name = {sso.describe_permission_set(InstanceArn=ic.instance_arn, PermissionSetArn=a)
+                   ["PermissionSet"]["Name"]: a for a in arns}
+        click.echo(f"      {len(by_name)} permission sets: {', '.join(sorted(by_name))}")
+        vision = naming.permission_set_name(tree.org.model.name, "vision", "Engineer")
+        if vision not in by_name:
+            raise DemoError(f"no permission set {vision} for vision's Engineer group")
+        assigned = sso.list_account_assignments(InstanceArn=ic.instance_arn, AccountId=PROD,
+                                                PermissionSetArn=by_name[vision])["AccountAssignments"]
+        click.echo(f"      {vision} is assigned in {PROD} to {len(assigned)} principal(s) "
+                   f"({', '.join(sorted(a['PrincipalType'] for a in assigned))})")
+        roles = story.endpoint.client("iam", account=PROD, region=ic.region).list_roles(
+            PathPrefix=naming.sso_role_path(ic.region))["Roles"]
+        click.echo(f"      roles Identity Center provisioned in {PROD}: {len(roles)}, e.g. "
+                   f"{next(r['Arn'] for r in roles if vision in r['RoleName'])}")
+        story.hypergov("access", "--project", "vision", show=8)
+        if len(assigned) != 1:  # config/projects/vision.yaml: Engineer has one group (and alice, an IAM user)
+            raise DemoError(f"{vision} is not assigned to exactly vision's one Engineer group")
+
+
 def _merge_request(story: Story) -> str:
-    """Step 5: a branch raising vision's p5 quota, planned as a merge request's CI would."""
-    with step(5, "a merge request raises vision's quota on gpu-west (12 -> 16 ml.p5.48xlarge): hypergov plan "
+    """Step 6: a branch raising vision's p5 quota, planned as a merge request's CI would."""
+    with step(6, "a merge request raises vision's quota on gpu-west (12 -> 16 ml.p5.48xlarge): hypergov plan "
                  "--base main (Markdown with the governance summary and the capacity impact)"):
         markdown = _propose(story, branch="vision-more-p5", path="config/projects/vision.yaml",
                             edit=lambda text: text.replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 16"),
@@ -250,10 +286,10 @@ def _merge_request(story: Story) -> str:
 
 
 def _scale_merge_request(story: Story, *, after: int) -> int:
-    """Step 7: a merge request scales trn-east's p4d group 8 -> 12; its plan shows the GPUs gained
+    """Step 8: a merge request scales trn-east's p4d group 8 -> 12; its plan shows the GPUs gained
     (AWS: 8 A100 per ml.p4d.24xlarge, so +32) and the capacity impact; merged, the daemon sends
     the UpdateCluster and DescribeCluster says 12."""
-    with step(7, "a merge request scales trn-east's p4d instance group 8 -> 12: the plan shows the GPU and "
+    with step(8, "a merge request scales trn-east's p4d instance group 8 -> 12: the plan shows the GPU and "
                  "capacity gain; merged, the daemon applies it (checked with DescribeCluster)"):
         markdown = _propose(story, branch="trn-east-more-p4d", path="config/clusters/trn-east.yaml",
                             edit=_scaled_p4d, message="trn-east: four more p4d instances", markdown="mr-scale.md",
@@ -319,11 +355,11 @@ def _section(markdown: str, heading: str) -> list[str]:
 
 
 def _drift_by_hand(story: Story, *, after: int) -> int:
-    """Steps 8-9: a quota raised in the console and one made for an unknown team; the scheduled
+    """Steps 9-10: a quota raised in the console and one made for an unknown team; the scheduled
     scan repairs the first (audited), `hypergov drift --prune-unmanaged` deletes the second."""
     assert story.daemon is not None
     log = story.daemon.log
-    with step(8, f"drift by hand (boto3, out of band); the daemon's scheduled scan (every {DRIFT_EVERY}) finds "
+    with step(9, f"drift by hand (boto3, out of band); the daemon's scheduled scan (every {DRIFT_EVERY}) finds "
                  "it and repairs the change through an audited apply"):
         _inject_drift(story)
         found, scan = log.wait_for(lambda e: e["event"] == "drift.scan" and e["counts"]["changed"] > 0,
@@ -339,7 +375,7 @@ def _drift_by_hand(story: Story, *, after: int) -> int:
         click.echo(f"      live quota speech-on-gpu-west: {restored}; report: {DEMO_DIR / 'drift.md'}")
         if restored != [{"InstanceType": "ml.g5.12xlarge", "Count": 8}]:  # config/projects/speech.yaml
             raise DemoError("the scheduled scan did not restore speech's quota")
-    with step(9, "the quota made by hand for a team the tree does not know: hypergov drift finds it, "
+    with step(10, "the quota made by hand for a team the tree does not know: hypergov drift finds it, "
                  "--prune-unmanaged --yes deletes it (audited), a scan is clean"):
         listed = story.hypergov_when_free("drift")
         pruned = story.hypergov_when_free("drift", "--prune-unmanaged", "--yes")
