@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from engines.identity_store import Person, read_identity_store
+from engines.identity_store import read_identity_store
+from hypergov.identity_people import Person
 
 
 class FakeStore:
