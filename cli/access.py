@@ -18,7 +18,7 @@ import click
 from cli.options import config_option
 from cli.plan import cli_errors, load_cli_settings, valid_tree
 from engines.settings import Settings
-from hypergov.model.common import identity_center_member, is_identity_center
+from hypergov.model.common import is_identity_center
 
 if TYPE_CHECKING:
     from engines.identity_store import IdentitySnapshot
@@ -81,23 +81,13 @@ def access_cmd(settings_file: Path | None, config_dir: Path | None, output_forma
 
 
 def _identity_snapshot(settings: Settings, tree: GovernanceTree, *, project: str | None) -> IdentitySnapshot:
-    from engines.aws_clients import AwsClients
-    from engines.identity_store import IdentitySnapshot, read_identity_store
+    from engines.identity_store import read_named
     from reconciler.access_report import tree_memberships
 
     assert tree.org is not None
-    org = tree.org.model
-    named = [identity_center_member(m.principal) for m in tree_memberships(tree)
+    named = [m.principal for m in tree_memberships(tree)
              if is_identity_center(m.principal) and (project is None or m.scope == project)]
-    ic = org.identity_center
-    if ic is None or not named:  # validation refuses Identity Center members without identity_center
-        return IdentitySnapshot(identity_store_id=ic.identity_store_id if ic else "")
-    account = org.account(ic.account)
-    clients = AwsClients(settings.aws, partition=org.partition)
-    clients.require_credentials()
-    client = clients.client("identitystore", region=ic.region, account=str(account.id) if account else None)
-    return read_identity_store(client, ic.identity_store_id, groups=[n for k, n in named if k == "group"],
-                               users=[n for k, n in named if k == "user"])
+    return read_named(settings.aws, tree.org.model, named)
 
 
 def _audit_trail(settings: Settings, audit_repo: str | None) -> tuple[AuditTrail | None, str | None]:

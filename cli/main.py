@@ -16,6 +16,7 @@ import click
 
 from cli.options import config_option, require_tree_dir
 from hypergov import __version__
+from hypergov.identity_people import tree_identity_center_members
 from hypergov.problems import Severity, format_problem
 from hypergov.rules.catalog import RULES
 from hypergov.schema import write_schemas
@@ -76,8 +77,11 @@ def validate(config_dir: Path, as_json: bool) -> None:
     report = validate_dir(path)
     errors = sum(1 for p in report.problems if p.severity is Severity.ERROR)
     warnings = len(report.problems) - errors
+    # Offline: the identity store is not asked, so a member's existence is never claimed.
+    identity_center = len(tree_identity_center_members(report.tree))
     if as_json:
         click.echo(json.dumps({"valid": report.ok, "errors": errors, "warnings": warnings,
+                               "identity_center_members": {"named": identity_center, "checked": False},
                                "problems": [p.as_dict() for p in report.problems]}, indent=2))
     else:
         for p in report.problems:
@@ -85,8 +89,10 @@ def validate(config_dir: Path, as_json: bool) -> None:
         tree = report.tree
         summary = (f"{len(tree.project_files)} projects, {len(tree.cluster_files)} clusters, "
                    f"{len(tree.workloads)} workload classes")
+        unchecked = (f"; {identity_center} Identity Center member(s) not checked against the identity store "
+                     "(hypergov plan looks them up)") if identity_center else ""
         if report.ok:
-            click.secho(f"valid: {path} ({summary}; {warnings} warning(s))", fg="green", err=True)
+            click.secho(f"valid: {path} ({summary}; {warnings} warning(s){unchecked})", fg="green", err=True)
         else:
             click.secho(f"invalid: {errors} error(s), {warnings} warning(s) in {path} ({summary})",
                         fg="red", err=True)

@@ -1,7 +1,9 @@
 """The people behind a tree's Identity Center members, read from the identity store: for each
 group the tree names (`identitycenter:group/<display name>`), its members; for each user it names
 (`identitycenter:user/<user name>`), that user. A snapshot, for the access report
-(`reconciler.access_report`), which decides nothing and calls nothing itself.
+(`reconciler.access_report`), which decides nothing and calls nothing itself; and per member, for
+the merge-request summary (`member_people`: "not checked" with the reason when the store cannot
+be read, so that a plan goes on).
 
 Calls (Identity Store API, in the account and region org.yaml's `identity_center` names): GetGroupId
 by DisplayName, ListGroupMemberships (paginated), DescribeUser once per member; GetUserId by
@@ -14,21 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from hypergov.model.common import IDENTITY_STORE_NAME_ATTRIBUTE
-
-
-@dataclass(frozen=True, order=True)
-class Person:
-    """An identity-store user as the report shows one."""
-
-    user_name: str
-    display_name: str = ""
-    email: str = ""
-    user_id: str = ""
+from engines.aws_clients import AwsClients
+from engines.outcomes import classify
+from engines.settings import AwsSettings
+from hypergov.identity_people import MemberPeople, Person, not_checked
+from hypergov.model.common import IDENTITY_STORE_NAME_ATTRIBUTE, identity_center_member
+from hypergov.model.org import Organization
 
 
 @dataclass(frozen=True)
@@ -115,3 +112,56 @@ def read_identity_store(client: Any, identity_store_id: str, *, groups: Iterable
         by_user[name] = None if user_id is None else reader.person(user_id)
     return IdentitySnapshot(identity_store_id=identity_store_id, groups=by_group, users=by_user,
                             api_calls=reader.calls)
+
+
+class ClientMaker(Protocol):
+    """What the store's client is made with: `engines.aws_clients.AwsClients`, or a stand-in."""
+
+    def client(self, service: str, *, region: str, account: str | None = None) -> Any: ...
+
+
+def identity_store_client(clients: ClientMaker, org: Organization) -> Any:
+    """identitystore in the account and region org.yaml's `identity_center` names (the caller
+    checks that it names one)."""
+    ic = org.identity_center
+    assert ic is not None
+    account = org.account(ic.account)
+    return clients.client("identitystore", region=ic.region, account=str(account.id) if account else None)
+
+
+def read_named(aws: AwsSettings, org: Organization, principals: Iterable[str]) -> IdentitySnapshot:
+    """The snapshot of the Identity Center `principals`, read with the settings' endpoint and
+    credentials (NoCredentialsError before any call when there are none)."""
+    ic = org.identity_center
+    named = [identity_center_member(p) for p in principals]
+    if ic is None or not named:  # validation refuses Identity Center members without identity_center
+        return IdentitySnapshot(identity_store_id=ic.identity_store_id if ic else "")
+    clients = AwsClients(aws, partition=org.partition)
+    clients.require_credentials()
+    return read_identity_store(identity_store_client(clients, org), ic.identity_store_id,
+                               groups=[n for k, n in named if k == "group"], users=[n for k, n in named if k == "user"])
+
+
+def member_people(aws: AwsSettings, org: Organization | None, principals: Iterable[str]) -> dict[str, MemberPeople]:
+    """Each Identity Center principal's people (a user: one person), None when the store has no
+    such group or user. Without credentials, or when the store cannot be read, every one is
+    `NotChecked` with the reason: the caller goes on without the store."""
+    wanted = sorted(set(principals))
+    if org is None or org.identity_center is None:
+        return not_checked(wanted, "org.yaml names no identity_center")
+    try:
+        snapshot = read_named(aws, org, wanted)
+    except (BotoCoreError, ClientError) as exc:  # NoCredentialsError and EndpointConnectionError included
+        failure = classify(exc)
+        reason = "no AWS credentials" if failure.reason == "no-credentials" else \
+            f"the identity store could not be read: {failure.message}"
+        return not_checked(wanted, reason)
+    return {p: _people(snapshot, p) for p in wanted}
+
+
+def _people(snapshot: IdentitySnapshot, principal: str) -> tuple[Person, ...] | None:
+    kind, name = identity_center_member(principal)
+    if kind == "group":
+        return snapshot.groups.get(name)
+    user = snapshot.users.get(name)
+    return None if user is None else (user,)

@@ -24,7 +24,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from hypergov.model.accelerators import accelerators_per_instance
 from hypergov.model.cluster import Cluster
-from hypergov.model.common import PERSONAS
+from hypergov.model.common import PERSONAS, is_identity_center
 from hypergov.model.org import Organization
 from hypergov.model.project import ClusterQuota, Project
 from hypergov.model.tree import GovernanceTree
@@ -164,6 +164,13 @@ class GovernanceDiff:
     @property
     def empty(self) -> bool:
         return self.org is None and not self.clusters and not self.projects
+
+    @property
+    def identity_center_members(self) -> tuple[str, ...]:
+        """The distinct Identity Center principals added or removed: project members and
+        platform admins, sorted (what the summary looks up in the identity store)."""
+        entries = [*(e for p in self.projects for e in p.members), *(self.org.platform_admins if self.org else ())]
+        return tuple(sorted({e.value for e in entries if is_identity_center(e.value)}))
 
 
 def diff_governance(base: GovernanceTree, head: GovernanceTree) -> GovernanceDiff:

@@ -8,8 +8,13 @@ permissions, members, the budget, workload classes and any other field. Unchange
 nothing; an empty diff is one line. Pure: a `GovernanceDiff` in, Markdown out.
 
 Names in the tree follow patterns without Markdown syntax, so they go into code spans; free text
-(descriptions, tag values) is escaped, so that a value cannot close a table cell, open an HTML
-comment and hide the rest of the comment, or render as a link.
+(descriptions, tag values, people's display names) is escaped, so that a value cannot close a
+table cell, open an HTML comment and hide the rest of the comment, or render as a link.
+
+Given what the identity store said of the Identity Center members (`people`, read by the caller),
+each such member line says who it is: a group's number of people, with their names folded under
+it, a user's display name, "not in the identity store", or "not checked (why)": never a count the
+store did not give.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from hypergov.governance_diff import (
     SharingChange,
     WorkloadClassDiff,
 )
+from hypergov.identity_people import MemberPeople, NotChecked, People, Person
+from hypergov.model.common import identity_center_member
 
 TITLE = "### Governance summary"
 ARROW = " → "
@@ -68,19 +75,21 @@ def _opt(value: str | None) -> str:
     return NONE if value is None else value
 
 
-def governance_markdown(diff: GovernanceDiff) -> str:
+def governance_markdown(diff: GovernanceDiff, people: People | None = None) -> str:
+    """The summary of `diff`; with `people` (principal -> the identity store's answer), the
+    Identity Center member lines say whom they bring or take away."""
     if diff.empty:
         return f"{TITLE}\n\nNo governance changes."
     lines = [TITLE, ""]
     lines += _quota_table(diff)
     lines += _guarantee_table(diff.clusters)
     if diff.org is not None:
-        lines += _block("Org (`org.yaml`)", _org_lines(diff.org))
+        lines += _block("Org (`org.yaml`)", _org_lines(diff.org, people))
     for cluster in diff.clusters:
         if not cluster.only_guarantees:
             lines += _block(f"Cluster {code(cluster.name)}{_status_note(cluster.status)}", _cluster_lines(cluster))
     for project in diff.projects:
-        body = _project_lines(project)
+        body = _project_lines(project, people)
         if not body and project.status == "changed":
             continue  # only its guarantees changed: the quota table says it all
         lines += _block(f"Project {code(project.name)}{_status_note(project.status)}", body)
@@ -135,14 +144,50 @@ def _pair(before: str | None, after: str | None, *, new: bool = False) -> str:
     return _opt(before) + ARROW + _opt(after)
 
 
-def _entry(entry: Entry) -> str:
+def _entry(entry: Entry, people: People | None = None) -> list[str]:
     sign = "+" if entry.added else "-"
     group = f" ({entry.group})" if entry.group else ""
-    return f"  - {code(f'{sign} {entry.value}')}{group}"
+    line = f"  - {code(f'{sign} {entry.value}')}{group}"
+    if people is None or entry.value not in people:
+        return [line]
+    return _member_people(line, entry, people[entry.value])
 
 
-def _list(label: str, entries: Sequence[Entry]) -> list[str]:
-    return [f"- **{label}**", *(_entry(e) for e in entries)] if entries else []
+def _people_count(count: int) -> str:
+    return "1 person" if count == 1 else f"{count:,} people"
+
+
+def _member_people(line: str, entry: Entry, answer: MemberPeople) -> list[str]:
+    """The member's line with what the identity store said; what would leave a persona without
+    anyone is bold where the change adds it (a removed member merely goes)."""
+    def flagged(text: str) -> str:
+        return f"{line}: **{text}**" if entry.added else f"{line}: {text}"
+
+    if isinstance(answer, NotChecked):
+        return [f"{line}: not checked ({escape_text(answer.reason)})"]
+    if answer is None:
+        return [flagged("not in the identity store")]
+    kind, _ = identity_center_member(entry.value)
+    if kind == "user":
+        names = ", ".join(escape_text(p.display_name) for p in answer if p.display_name)
+        return [f"{line}: {_people_count(len(answer))}" + (f" ({names})" if names else "")]
+    if not answer:
+        return [flagged("no members")]
+    return [f"{line}: {_people_count(len(answer))}", *_who(answer)]
+
+
+# The list item's content column: indented so, GitHub and GitLab render the block inside the item.
+_IN_ITEM = "    "
+
+
+def _who(people: Sequence[Person]) -> list[str]:
+    """The people folded under a member line (the blank lines let the list inside render)."""
+    names = [f"{_IN_ITEM}- {code(p.user_name)} {escape_text(p.display_name)}".rstrip() for p in people]
+    return [f"{_IN_ITEM}<details><summary>who</summary>", "", *names, "", f"{_IN_ITEM}</details>"]
+
+
+def _list(label: str, entries: Sequence[Entry], people: People | None = None) -> list[str]:
+    return [f"- **{label}**", *(line for e in entries for line in _entry(e, people))] if entries else []
 
 
 def _field(change: FieldChange, *, new: bool = False) -> str:
@@ -195,9 +240,9 @@ def _workload(diff: WorkloadClassDiff) -> list[str]:
     return [title, *("  " + _field(f, new=diff.status == "added") for f in diff.fields)]
 
 
-def _project_lines(p: ProjectDiff) -> list[str]:
+def _project_lines(p: ProjectDiff, people: People | None) -> list[str]:
     if p.status == "removed":  # its quotas are in the table; say who loses access and what goes
-        return [*_list("Members", p.members), *(_budget(p.budget, new=False) if p.budget else []),
+        return [*_list("Members", p.members, people), *(_budget(p.budget, new=False) if p.budget else []),
                 *(line for w in p.workload_classes for line in _workload(w))]
     new = p.status == "added"
     lines = [_sharing(s, new=new) for s in p.sharing]
@@ -206,7 +251,7 @@ def _project_lines(p: ProjectDiff) -> list[str]:
         lines.append(f"- **Fair-share weight**: {_pair(_opt_int(weight.before), _opt_int(weight.after), new=new)}")
     lines += _list("Allowed priority classes", p.allowed_priority_classes)
     lines += _list("Permissions", p.permissions)
-    lines += _list("Members", p.members)
+    lines += _list("Members", p.members, people)
     lines += _budget(p.budget, new=new) if p.budget is not None else []
     for workload in p.workload_classes:
         lines += _workload(workload)
@@ -232,6 +277,6 @@ def _cluster_lines(c: ClusterDiff) -> list[str]:
     return lines + [_field(f, new=c.status == "added") for f in c.fields]
 
 
-def _org_lines(o: OrgDiff) -> list[str]:
+def _org_lines(o: OrgDiff, people: People | None) -> list[str]:
     return [*_list("Permission boundary", o.permission_boundary), *_list("Persona policies", o.persona_actions),
-            *_list("Platform admins", o.platform_admins), *(_field(f) for f in o.fields)]
+            *_list("Platform admins", o.platform_admins, people), *(_field(f) for f in o.fields)]

@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from components.policies import persona_actions
-from engines.identity_store import IdentitySnapshot, Person
+from engines.identity_store import IdentitySnapshot
 from hypergov import naming
+from hypergov.identity_people import Person
 from hypergov.model.common import PERSONAS, identity_center_member, is_identity_center
 from hypergov.model.org import Organization, PermissionBoundary
 from hypergov.model.tree import GovernanceTree

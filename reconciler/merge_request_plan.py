@@ -33,10 +33,19 @@ from engines.plan import Plan, PlanOutcome, ResourceChange, StackName, split_out
 from engines.protocol import Engine, Progress, TakesScannedChanges
 from engines.settings import Settings
 from hypergov.gitsource import NotInRepositoryError, config_tree_id, locate_tree, read_tree_at
+from hypergov.identity_people import NotChecked, People
 from hypergov.model.tree import GovernanceTree
 from hypergov.tree_files import TreeEntry, read_tree_dir
 from hypergov.validate import InvalidTreeError, ValidationReport
-from reconciler.merge_request import SAMPLE_TRACE, TERRAFORM_MAX_STACKS, capacity_impact, leading_sections, scope
+from reconciler.merge_request import (
+    SAMPLE_TRACE,
+    TERRAFORM_MAX_STACKS,
+    PeopleOf,
+    capacity_impact,
+    identity_store_people,
+    leading_sections,
+    scope,
+)
 from reconciler.reviewed import LIVE_SCAN, record_reviewed
 
 Say = Callable[[str], None]
@@ -143,7 +152,9 @@ def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | None 
                if s in waiting)]
     recorded = (keep_reviewed(records, settings.config_dir, plans, scanned or {}, base_ref=base_ref, say=say)
                 if records is not None and not failures else None)
-    leading = [*leading_sections(base_report.tree, head_report), *([scan_note] if scan_note else [])]
+    people_of = _reported(identity_store_people(settings.aws, base_report.tree, head), say)
+    leading = [*leading_sections(base_report.tree, head_report, people_of=people_of),
+               *([scan_note] if scan_note else [])]
     extra = [approvals_markdown(approvals), *_clusters_section(clusters, clusters_markdown)]
     _say(say, f"{len(approvals)} changed file(s) need approval (see the Markdown plan)")
     if mr.capacity_changed:
@@ -154,6 +165,18 @@ def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | None 
         extra.append(capacity_markdown(diff))
         _say(say, f"capacity impact simulated on {diff.jobs} jobs: {len(diff.regressions)} team regression(s)")
     return MergeRequestPlan(plans=plans, failures=failures, leading=leading, extra=extra, reviewed=recorded)
+
+
+def _reported(people_of: PeopleOf, say: Say | None) -> PeopleOf:
+    """`people_of`, saying how many members it looked up, or why none was checked."""
+    def looked_up(principals: Sequence[str]) -> People:
+        people = people_of(principals)
+        reasons = sorted({a.reason for a in people.values() if isinstance(a, NotChecked)})
+        _say(say, f"{len(principals)} Identity Center member(s) of the change "
+                  + (f"not checked: {'; '.join(reasons)}" if reasons else "looked up in the identity store"))
+        return people
+
+    return looked_up
 
 
 def _clusters_section(clusters: Sequence[PlannedCluster],

@@ -29,6 +29,7 @@ from engines.desired import desired_objects as aws_objects
 from engines.graphs import capture, stack_graphs
 from engines.hyperpod.executor import HyperPodExecutor, HyperPodRef, PlannedObject, desired_objects, to_change
 from engines.identity_members import Exists, identity_store_exists, missing_message, stack_members
+from engines.identity_store import identity_store_client
 from engines.inventory import Inventory, owned, read_inventory, write_inventory
 from engines.kube import KubeApi, KubeDecision, KubeObject, apply_decisions, declared_objects, plan_objects
 from engines.outcomes import Failure, Refusal, classify, guarded, permanent
@@ -176,8 +177,7 @@ class TerraformEngine:
             return None
         ic = org.identity_center
         if self._member_exists is None:
-            account = next(str(a.id) for a in org.accounts if a.name == ic.account)
-            client = self.adopt_with.client("identitystore", region=ic.region, account=account)
+            client = identity_store_client(self.adopt_with, org)
             self._member_exists = identity_store_exists(client, ic.identity_store_id)
         missing = [m for m in members if not self._member_exists(m.principal)]
         if not missing:

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import re
 
+from markdown_it import MarkdownIt
+
 from hypergov.governance_diff import (
     Change,
     ClusterDiff,
     Entry,
     FieldChange,
     GovernanceDiff,
+    OrgDiff,
     ProjectDiff,
     QuotaChange,
     SharingChange,
 )
 from hypergov.governance_markdown import code, escape_text, governance_markdown
+from hypergov.identity_people import NotChecked, People, Person, not_checked
 from hypergov.problems import Problem, RuleId, Severity, SourcePos
 from hypergov.rules.catalog import RULES, RuleInfo
 from hypergov.validation_markdown import invalid_tree_markdown, rules_ran, validation_markdown
@@ -103,3 +107,84 @@ def test_an_invalid_tree_lists_errors_first_with_where_and_how_to_fix() -> None:
     error = text.index("| error | `CAP001` | `config/clusters/c.yaml:14` | CAP001 \\| message | fix CAP001 |")
     warning = text.index("| warning | `IDN005` | `config/org.yaml:2` |")
     assert error < warning
+
+
+# --- Identity Center members with what the identity store said --------------------------------
+
+VISION = "identitycenter:group/vision-engineers"
+RAVI = "identitycenter:user/ravi"
+PEOPLE = (Person("dokonkwo", "David Okonkwo"), Person("imoreau", "Ines Moreau"), Person("ktanaka", "Kenji Tanaka"),
+          Person("sgarcia", "Sofia Garcia"))
+
+
+def _members(*entries: Entry, people: People | None) -> str:
+    return governance_markdown(GovernanceDiff(org=None, clusters=(), projects=(_project(members=entries),)), people)
+
+
+def test_a_group_shows_its_count_with_the_people_folded_inside_the_item() -> None:
+    text = _members(Entry(VISION, True, "Engineer"), Entry("identitycenter:group/solo", True, "Viewer"),
+                    people={VISION: PEOPLE, "identitycenter:group/solo": (Person("bchen", "Bo Chen"),)})
+    assert ("  - `+ identitycenter:group/vision-engineers` (Engineer): 4 people\n"
+            "    <details><summary>who</summary>\n\n"
+            "    - `dokonkwo` David Okonkwo\n    - `imoreau` Ines Moreau\n    - `ktanaka` Kenji Tanaka\n"
+            "    - `sgarcia` Sofia Garcia\n\n    </details>\n"
+            "  - `+ identitycenter:group/solo` (Viewer): 1 person\n") in text
+    # rendered as CommonMark: each <details> and the names in it lie inside its member's list item
+    # (levels: Members' item 1, its list 2, a member's item 3, what is inside it 4, a person's item 5)
+    tokens = MarkdownIt("commonmark").parse(text)
+    items = [t.level for t in tokens if t.type == "list_item_open"]
+    assert (items.count(3), items.count(5)) == (2, 4 + 1)
+    html = [(t.level, t.content.strip()) for t in tokens if t.type == "html_block"]
+    assert html == [(4, "<details><summary>who</summary>"), (4, "</details>")] * 2
+
+
+def test_a_user_shows_one_person_and_their_display_name() -> None:
+    text = _members(Entry(RAVI, False, "ProjectLead"), people={RAVI: (Person("ravi", "Ravi Shankar"),)})
+    assert text.endswith("  - `- identitycenter:user/ravi` (ProjectLead): 1 person (Ravi Shankar)")
+    assert "<details>" not in text
+
+
+def test_a_member_the_store_lacks_or_a_group_without_people_is_flagged() -> None:
+    ghosts, empty = "identitycenter:group/ghosts", "identitycenter:group/nobody-yet"
+    text = _members(Entry(ghosts, True, "Viewer"), Entry(empty, True, "Viewer"), Entry(RAVI, False, "Viewer"),
+                    people={ghosts: None, empty: (), RAVI: None})
+    assert "  - `+ identitycenter:group/ghosts` (Viewer): **not in the identity store**\n" in text
+    assert "  - `+ identitycenter:group/nobody-yet` (Viewer): **no members**\n" in text
+    assert text.endswith("  - `- identitycenter:user/ravi` (Viewer): not in the identity store")  # it goes anyway
+
+
+def test_not_checked_says_why_and_never_counts() -> None:
+    admins = "identitycenter:group/ml-platform-admins"
+    org = OrgDiff(permission_boundary=(), persona_actions=(), fields=(),
+                  platform_admins=(Entry(admins, True), Entry("arn:aws:iam::111122223333:role/Admin", True)))
+    text = governance_markdown(GovernanceDiff(org=org, clusters=(), projects=()),
+                               not_checked([admins], "no AWS credentials"))
+    assert ("  - `+ identitycenter:group/ml-platform-admins`: not checked (no AWS credentials)\n"
+            "  - `+ arn:aws:iam::111122223333:role/Admin`") in text
+    assert "person" not in text and "people" not in text
+
+
+def test_display_names_and_reasons_are_escaped() -> None:
+    hostile = Person("mallory", "Mal <!-- *x* [y](http://e) |")
+    text = _members(Entry(VISION, True, "Engineer"), Entry(RAVI, True, "Viewer"),
+                    people={VISION: (hostile, *PEOPLE), RAVI: NotChecked("AccessDenied <b>|</b>")})
+    assert r"    - `mallory` Mal \<!-- \*x\* \[y\](http://e) \|" in text
+    assert r"not checked (AccessDenied \<b\>\|\</b\>)" in text
+    assert ": 5 people" in text
+
+
+def test_without_people_the_member_lines_are_as_before() -> None:
+    entries = (Entry(VISION, True, "Engineer"), Entry(RAVI, False, "Viewer"))
+    assert _members(*entries, people=None).endswith(
+        "- **Members**\n  - `+ identitycenter:group/vision-engineers` (Engineer)\n"
+        "  - `- identitycenter:user/ravi` (Viewer)")
+    # a principal the mapping does not hold (the caller did not look it up) is shown as before too
+    assert _members(*entries, people={}) == _members(*entries, people=None)
+
+
+def test_the_diff_names_its_identity_center_members_once() -> None:
+    org = OrgDiff(permission_boundary=(), persona_actions=(), fields=(),
+                  platform_admins=(Entry(VISION, False), Entry("arn:aws:iam::111122223333:role/Admin", True)))
+    project = _project(members=(Entry(VISION, True, "Engineer"), Entry(RAVI, True, "Viewer"),
+                                Entry("arn:aws:iam::111122223333:role/x", True, "Viewer")))
+    assert GovernanceDiff(org=org, clusters=(), projects=(project,)).identity_center_members == (VISION, RAVI)

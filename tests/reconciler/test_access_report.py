@@ -26,7 +26,8 @@ from importlib import resources
 
 import pytest
 
-from engines.identity_store import IdentitySnapshot, Person
+from engines.identity_store import IdentitySnapshot
+from hypergov.identity_people import Person
 from hypergov.model.tree import GovernanceTree
 from reconciler.access_report import (
     CSV_COLUMNS,

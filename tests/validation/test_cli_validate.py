@@ -86,11 +86,31 @@ def parse_text(stdout: str) -> list[tuple[str, int, int, str]]:
     return found
 
 
+# The distinct Identity Center principals of config/: projects/nlp.yaml user ravi and group
+# nlp-engineers, research.yaml research-scientists and research-interns, speech.yaml speech-engineers
+# and support, vision.yaml vision-engineers and finance-analysts, org.yaml ml-platform-admins.
+EXAMPLE_IDENTITY_CENTER_MEMBERS = 9
+
+
 def test_example_tree_is_valid(tmp_path: Path) -> None:
     run = hypergov("validate", "--config", "config", cwd=tree_dir(tmp_path, EXAMPLE))
     assert run.code == 0, run.stdout + run.stderr
     assert run.stdout == ""
-    assert "valid: config" in run.stderr
+    # offline: the members are counted, never claimed to exist
+    assert (f"valid: config (5 projects, 2 clusters, 5 workload classes; 0 warning(s); "
+            f"{EXAMPLE_IDENTITY_CENTER_MEMBERS} Identity Center member(s) not checked against the identity store "
+            "(hypergov plan looks them up))") in run.stderr
+
+
+def test_a_member_named_twice_counts_once(tmp_path: Path) -> None:
+    files = {path: entry for path, entry in EXAMPLE.items() if isinstance(entry, bytes)}  # config/ has files only
+    vision = files["projects/vision.yaml"].decode()  # nlp.yaml names nlp-engineers already
+    also = "  Viewer:\n    - identitycenter:group/nlp-engineers\n"
+    files["projects/vision.yaml"] = vision.replace("  Viewer:\n", also, 1).encode()
+    run = hypergov("validate", "--json", "--config", "config", cwd=tree_dir(tmp_path, files))
+    assert run.code == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout)["identity_center_members"] == {"named": EXAMPLE_IDENTITY_CENTER_MEMBERS,
+                                                                 "checked": False}
 
 
 @pytest.mark.parametrize("target", [pytest.param("no-such-dir", id="missing-directory"),
@@ -127,7 +147,9 @@ def test_json_output_matches_text_output(tmp_path: Path) -> None:
 def test_json_for_the_example_tree(tmp_path: Path) -> None:
     run = hypergov("validate", "--json", "--config", "config", cwd=tree_dir(tmp_path, EXAMPLE))
     assert run.code == 0
-    assert json.loads(run.stdout) == {"valid": True, "errors": 0, "warnings": 0, "problems": []}
+    assert json.loads(run.stdout) == {"valid": True, "errors": 0, "warnings": 0, "problems": [],
+                                      "identity_center_members": {"named": EXAMPLE_IDENTITY_CENTER_MEMBERS,
+                                                                  "checked": False}}
 
 
 def test_warnings_alone_keep_the_tree_valid(tmp_path: Path) -> None:
