@@ -227,3 +227,35 @@ KUEUE_QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 
 KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 """The label by which a job names its WorkloadPriorityClass (`kueue_priority_class`)."""
+
+
+# --- the inverses the usage accounting reads Kueue objects by (append-only) ---
+
+_NAMESPACE = re.compile(r"hyperpod-ns-(?P<team>[a-z0-9]([-a-z0-9]*[a-z0-9])?)")
+_CLUSTER_QUEUE = re.compile(r"hyperpod-ns-(?P<team>[a-z0-9]([-a-z0-9]*[a-z0-9])?)-clusterqueue")
+_PRIORITY_SUFFIX = "-priority"
+
+
+def team_of_namespace(name: str) -> str | None:
+    """The team whose namespace (`namespace(team)`) `name` is; None for any other namespace."""
+    found = _NAMESPACE.fullmatch(name)
+    return found["team"] if found else None
+
+
+def team_of_cluster_queue(name: str) -> str | None:
+    """The team whose ClusterQueue (`kueue_cluster_queue(team)`) `name` is; None for any other."""
+    found = _CLUSTER_QUEUE.fullmatch(name)
+    return found["team"] if found else None
+
+
+def priority_class_of(kueue_name: str) -> str | None:
+    """The scheduler-config priority class whose WorkloadPriorityClass (`kueue_priority_class`) is
+    `kueue_name`; None for a name hypergov and HyperPod do not make."""
+    if kueue_name.endswith(_PRIORITY_SUFFIX) and len(kueue_name) > len(_PRIORITY_SUFFIX):
+        return kueue_name[: -len(_PRIORITY_SUFFIX)]
+    return None
+
+
+def instance_type_of_flavor(flavor: str) -> str:
+    """The instance type a ResourceFlavor (`kueue_resource_flavor`) stands for."""
+    return flavor
