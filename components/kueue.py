@@ -27,15 +27,12 @@ from collections import defaultdict
 from typing import Any
 
 from hypergov import naming
+from hypergov.kube_resources import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from hypergov.stack_views import EffectiveQuota
 
 API = "kueue.x-k8s.io/v1beta1"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
-NVIDIA_GPU = "nvidia.com/gpu"
-NEURON_DEVICE = "aws.amazon.com/neuron"
-NEURON_DEVICE_ALIAS = "aws.amazon.com/neurondevice"
-NEURON_CORE = "aws.amazon.com/neuroncore"
 ACCELERATOR_RESOURCES = (NVIDIA_GPU, NEURON_DEVICE, NEURON_CORE, NEURON_DEVICE_ALIAS)
 """Every extended resource a pod can ask accelerators by: NVIDIA's device plugin advertises
 `nvidia.com/gpu`; the Neuron device plugin `aws.amazon.com/neuron` (devices), its aliases

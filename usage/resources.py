@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Final
 
-from components.kueue import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
+from hypergov.kube_resources import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from hypergov.model.partitions import COMPUTE_SLICES
 
 

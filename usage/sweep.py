@@ -184,7 +184,7 @@ def _pool_clock(team: Ints, times: Ints, usage: Ints, starts: Ints, terms: PoolT
 
 def integrate(spans: PoolSpans, terms: PoolTerms, boundaries: Ints) -> PoolIntegrals:
     """Every figure of one pool, per interval between consecutive `boundaries`."""
-    teams, classes = len(terms.guarantee), len(spans.team_of_class)
+    classes = len(spans.team_of_class)
     team, times, usage, starts = _team_breakpoints(spans, terms)
     at, rho, rho_clock, nobody, nobody_clock = _pool_clock(team, times, usage, starts, terms)
     p_boundaries = _clock(at, rho_clock, rho, boundaries)
@@ -200,7 +200,7 @@ def integrate(spans: PoolSpans, terms: PoolTerms, boundaries: Ints) -> PoolInteg
     g_all = terms.guarantee.astype(np.float64)[:, None]
     lent = np.where(terms.lends[:, None], np.maximum(g_all * np.diff(p_boundaries)[None, :] - own_rho, 0.0), 0.0)
     idle = np.maximum(g_all * np.diff(seconds)[None, :] - own_t - lent, 0.0)
-    class_figures = _class_integrals(spans, team, times, usage, own, starts, boundaries, classes)
+    class_figures = _class_integrals(spans, times, usage, own, starts, boundaries, classes)
     used_int = np.rint(used_t).astype(np.int64)
     return PoolIntegrals(
         team_used=used_int, team_own=own_t, team_borrowed=used_t - own_t, team_lent=lent, team_idle=idle,
@@ -209,7 +209,7 @@ def integrate(spans: PoolSpans, terms: PoolTerms, boundaries: Ints) -> PoolInteg
         from_nobody=np.diff(_clock(at, nobody_clock, nobody, boundaries)))
 
 
-def _class_integrals(spans: PoolSpans, team: Ints, times: Ints, usage: Ints, own: Floats, team_starts: Ints,
+def _class_integrals(spans: PoolSpans, times: Ints, usage: Ints, own: Floats, team_starts: Ints,
                      boundaries: Ints, classes: int) -> Floats:
     """(used, own, borrowed, lost) per class and interval: the team's own and borrowed split over
     its classes in proportion to their usage at each instant (SEMANTICS.md A5)."""

@@ -1,0 +1,89 @@
+"""From a validated governance tree to the accounting's pools: per cluster, instance type and
+kind, the capacity, each team's guarantee (in the kind's units), its sharing strategy and whether
+the cluster lends capacity nobody is guaranteed. The only module of the package that reads the
+config models (as `capacity.adapter` is for the simulator)."""
+
+from __future__ import annotations
+
+from components.kueue import accelerator_resource
+from hypergov.kube_resources import NVIDIA_GPU
+from hypergov.model.cluster import Cluster
+from hypergov.model.instance_specs import instance_spec
+from hypergov.model.project import QuotaAmount
+from hypergov.model.tree import GovernanceTree
+from hypergov.stack_views import EffectiveQuota, effective_quota
+from usage.accounting import Pool
+from usage.resources import MILLICORES, UNITS, ResourceKind, mig_compute_slices
+
+
+class AdapterError(Exception):
+    """The tree lacks something the accounting needs (reported to the user as is)."""
+
+
+def pools_for_tree(tree: GovernanceTree) -> list[Pool]:
+    return [pool for name in sorted(tree.clusters) for pool in cluster_pools(tree, name)]
+
+
+def cluster_pools(tree: GovernanceTree, cluster_name: str) -> list[Pool]:
+    """One accelerator pool per GPU or Trainium instance type and one vCPU pool per instance type
+    whose vCPUs are known (hypergov.model.instance_specs)."""
+    sourced = tree.clusters.get(cluster_name)
+    if sourced is None:
+        raise AdapterError(f"cluster '{cluster_name}' is not in the tree; clusters: {', '.join(sorted(tree.clusters))}")
+    cluster = sourced.model
+    quotas = {team: effective_quota(team, project.model, cluster_name, cluster)
+              for team, project in sorted(tree.projects.items()) if cluster_name in project.model.quotas}
+    pools: list[Pool] = []
+    for itype, capacity in sorted(cluster.capacity.items()):
+        accelerators = _accelerators(cluster, itype)
+        if accelerators > 0:
+            kind = ResourceKind.GPU if accelerator_resource(itype) == NVIDIA_GPU else ResourceKind.NEURON_DEVICE
+            guarantees = {team: _accelerator_units(q, itype, kind) for team, q in quotas.items()}
+            pools.append(_pool(cluster, cluster_name, itype, kind, capacity.instances * accelerators * UNITS[kind],
+                               guarantees, quotas))
+        spec = instance_spec(itype)
+        if spec is not None:
+            guarantees = {team: _vcpu_units(q, itype, spec.vcpu, accelerators) for team, q in quotas.items()}
+            pools.append(_pool(cluster, cluster_name, itype, ResourceKind.VCPU,
+                               capacity.instances * spec.vcpu * MILLICORES, guarantees, quotas))
+    return pools
+
+
+def _pool(cluster: Cluster, cluster_name: str, itype: str, kind: ResourceKind, capacity: int,
+          guarantees: dict[str, int], quotas: dict[str, EffectiveQuota]) -> Pool:
+    return Pool(cluster=cluster_name, instance_type=itype, kind=kind, capacity=capacity,
+                guarantees={team: units for team, units in guarantees.items() if units > 0},
+                sharing={team: q.sharing for team, q in quotas.items()},
+                shares_idle=cluster.scheduler.idle_resource_sharing)
+
+
+def _accelerators(cluster: Cluster, itype: str) -> int:
+    per = cluster.accelerators(itype)
+    if per is None:
+        raise AdapterError(f"accelerators per instance of {itype} are unknown; set "
+                           f"capacity.{itype}.accelerators_per_instance in the cluster file")
+    return per
+
+
+def _accelerator_units(quota: EffectiveQuota, itype: str, kind: ResourceKind) -> int:
+    """Whole accelerators, or MIG partitions as their compute slices (SEMANTICS.md U3)."""
+    amount = quota.resources.get(itype)
+    if kind is ResourceKind.GPU and amount is not None and amount.partition is not None:
+        return amount.partition.count * mig_compute_slices(amount.partition.profile)
+    return quota.gpus(itype) * UNITS[kind]
+
+
+def _vcpu_units(quota: EffectiveQuota, itype: str, vcpus: int, accelerators: int) -> int:
+    """Millicores guaranteed: vCPU as written; whole instances' vCPUs; accelerators by SageMaker's
+    ratio (accelerators / accelerators per instance of the instance's vCPUs); none for MIG
+    partitions or memory alone (their vCPU share is SageMaker's to derive, not written)."""
+    if itype in quota.instances:
+        return quota.instances[itype] * vcpus * MILLICORES
+    amount: QuotaAmount | None = quota.resources.get(itype)
+    if amount is None:
+        return 0
+    if amount.vcpu is not None:
+        return int(amount.vcpu * MILLICORES)
+    if amount.accelerators is not None and accelerators > 0:
+        return amount.accelerators * vcpus * MILLICORES // accelerators
+    return 0
