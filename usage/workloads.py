@@ -215,9 +215,11 @@ def _ending(conditions: Mapping[str, tuple[bool, str, int]], *, since: int | Non
             ends.append(Ending(time=time, reason=reason or kind, preempted=by_preemption))
     if not ends:
         return None
-    if since is None:
-        return max(ends, key=lambda e: (e.time, e.preempted))
-    return min(ends, key=lambda e: (e.time, not e.preempted))
+    # Kueue sets Evicted before it releases the quota (QuotaReserved False): one ending, whose time
+    # is the first of them for an attempt, the last for "how did the latest attempt end".
+    chosen = max(ends, key=lambda e: e.time) if since is None else min(ends, key=lambda e: e.time)
+    return Ending(time=chosen.time, reason=next((e.reason for e in ends if e.preempted), chosen.reason),
+                  preempted=any(e.preempted for e in ends))
 
 
 def _admitted_units(admission: Mapping[str, Any], spec: Mapping[str, Any],
