@@ -95,12 +95,13 @@ def _antiderivative(group: Ints, t: Ints, clock_t: Floats, values: Floats, start
     before the first and after the last), the integral against `clock` from the window start up
     to each boundary: shape (groups, boundaries, columns). Breakpoints are sorted by (group, t)."""
     groups = len(starts) - 1
-    span = int(max(int(boundaries[-1]), int(t.max()) if len(t) else 0) - int(boundaries[0]) + 1)
+    if not len(t):
+        return np.zeros((groups, len(boundaries), values.shape[1]))
+    span = int(max(int(boundaries[-1]), int(t.max())) - int(boundaries[0]) + 1)
     key = group * span + (t - boundaries[0])
     next_clock = np.empty_like(clock_t)
-    if len(t):
-        next_clock[:-1] = clock_t[1:]
-        next_clock[-1] = clock_t[-1]
+    next_clock[:-1] = clock_t[1:]
+    next_clock[-1] = clock_t[-1]
     same_group = np.zeros(len(t), dtype=bool)
     same_group[:-1] = group[1:] == group[:-1]
     steps = np.where(same_group, next_clock - clock_t, 0.0)
