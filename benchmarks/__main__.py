@@ -7,7 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-ALL = ("validate", "containment", "capacity", "embedded_aws", "graph", "plan", "mr", "drift", "scan_plan", "takeover")
+ALL = ("validate", "containment", "capacity", "usage_accounting", "embedded_aws", "graph", "plan", "mr", "drift",
+       "scan_plan", "takeover")
 
 
 def main() -> None:

@@ -48,7 +48,9 @@ def klass(result: PoolAccount, name: str, priority: str, field: str) -> list[flo
 
 
 def close(actual: list[float], expected: list[float]) -> bool:
-    return len(actual) == len(expected) and all(math.isclose(a, e, abs_tol=1e-9) for a, e in zip(actual, expected))
+    if len(actual) != len(expected):
+        return False
+    return all(math.isclose(a, e, abs_tol=1e-9) for a, e in zip(actual, expected, strict=True))
 
 
 def test_a_borrow_inside_one_interval() -> None:
