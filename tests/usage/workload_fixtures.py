@@ -1,8 +1,8 @@
-"""Kueue Workloads shaped after Kueue's documented example (https://kueue.sigs.k8s.io/docs/concepts/workload/:
-a Job's Workload with `spec.podSets`, and once admitted `status.admission.clusterQueue` and
-`podSetAssignments` with `flavors`, `resourceUsage` and `count`, and `status.conditions`), in a
-team namespace as hypergov names them. Each is valid against the Workload CRD of its version
-(`validate`)."""
+"""Kueue Workloads as a Job's Workload looks once admitted: `spec.podSets` with a pod template,
+`status.admission.clusterQueue` and `podSetAssignments` (`flavors`, `resourceUsage`, `count`) and
+`status.conditions`, field by field as the Workload CRD describes them (the layout of Kueue's
+Workload concept page, https://kueue.sigs.k8s.io/docs/concepts/workload/), in a team namespace as
+hypergov names it. Each is valid against the Workload CRD of its version (`validate`)."""
 
 from __future__ import annotations
 
