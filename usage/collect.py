@@ -69,7 +69,8 @@ class CollectOptions:
 
 @dataclass(frozen=True)
 class ClusterSummary:
-    """What one cluster's collection ended with (this run's events; the kept totals)."""
+    """What one cluster's collection ended with: this run's events, the kept totals, and the
+    checkpoint as last written."""
 
     cluster: str
     workloads_kept: int
@@ -83,9 +84,7 @@ class ClusterSummary:
         return {"cluster": self.cluster, "workloads_kept": self.workloads_kept,
                 "workloads_deleted": self.workloads_deleted, "events_applied": self.events_applied,
                 "resource_version": self.resource_version,
-                "covered": [{"start": r.start.isoformat().replace("+00:00", "Z"),
-                             "end": r.end.isoformat().replace("+00:00", "Z"), "began": r.began}
-                            for r in self.coverage],
+                "covered": [r.as_dict() for r in self.coverage],
                 "error": self.failure.as_dict() if self.failure else None}
 
 
@@ -98,6 +97,7 @@ class ClusterCollector:
         self.clock, self.progress, self.page_size = clock, progress, page_size
         self.kept: dict[str, KeptWorkload] = {w.uid: w for w in store.workloads()}
         self.checkpoint = store.checkpoint()
+        self.saved = self.checkpoint  # as on disk: `checkpoint` may hold a range opened since, with nothing in it yet
         self.events_applied = 0
 
     def start(self) -> None:
@@ -171,10 +171,12 @@ class ClusterCollector:
         return ClusterSummary(cluster=self.cluster, workloads_kept=len(self.kept),
                               workloads_deleted=sum(1 for w in self.kept.values() if w.deleted),
                               events_applied=self.events_applied,
-                              resource_version=self.checkpoint.resource_version,
-                              coverage=self.checkpoint.coverage, failure=failure)
+                              resource_version=self.saved.resource_version,
+                              coverage=self.saved.coverage, failure=failure)
 
     def _keep(self, workload: KeptWorkload) -> None:
+        if self.kept.get(workload.uid) == workload:
+            return  # unchanged (a listing of what was kept, a replayed event): nothing to rewrite
         self.store.put(workload)
         self.kept[workload.uid] = workload
 
@@ -187,6 +189,7 @@ class ClusterCollector:
         self.checkpoint = Checkpoint(resource_version=version,
                                      coverage=extended(self.checkpoint.coverage, self.clock()))
         self.store.save(self.checkpoint)
+        self.saved = self.checkpoint
 
 
 def collect_cluster(collector: ClusterCollector, options: CollectOptions, stop: threading.Event) -> None:
@@ -220,24 +223,29 @@ def run_cluster(cluster: str, api_for: Callable[[], KubeApi], store: CollectorSt
     """One cluster's collection as a value. Following, a temporary failure (unreachable, 5xx) is
     retried after a backoff, resuming from the checkpoint; a permanent one, or any failure with
     `once`, ends the cluster's collection with the failure in its summary."""
-    try:
-        collector = ClusterCollector(cluster, api_for(), store, clock=clock, progress=progress,
-                                     page_size=options.page_size)
-    except Exception as exc:  # a kubeconfig that does not load, an unreadable state: this cluster's failure
-        return ClusterSummary(cluster, 0, 0, 0, None, (), failure=classify(exc))
     backoff = backoff or Backoff()
+    collector: ClusterCollector | None = None
     while True:
         try:
+            if collector is None:  # the client (its discovery reaches the API) and the state read: retried too
+                collector = ClusterCollector(cluster, api_for(), store, clock=clock, progress=progress,
+                                             page_size=options.page_size)
             collect_cluster(collector, options, stop)
             return collector.summary()
         except Exception as exc:  # the cluster's boundary: every failure is a value
             failure = classify(exc)
         if options.once or not failure.temporary or stop.is_set():
-            return collector.summary(failure)
+            return _summary(cluster, collector, failure)
         delay = backoff.next_delay(failure)
-        progress(f"{cluster}: {failure.message}; watching again in {delay:.0f} s")
+        progress(f"{cluster}: {failure.message}; trying again in {delay:.0f} s")
         if stop.wait(delay):
-            return collector.summary()
+            return _summary(cluster, collector, None)
+
+
+def _summary(cluster: str, collector: ClusterCollector | None, failure: Failure | None) -> ClusterSummary:
+    if collector is None:
+        return ClusterSummary(cluster, 0, 0, 0, None, (), failure=failure)
+    return collector.summary(failure)
 
 
 def collect_clusters(apis: Mapping[str, Callable[[], KubeApi]], state_dir: Path, options: CollectOptions,

@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,6 @@ class UsageStateUnreadable(PermanentError):
 
 def usage_dir(state_dir: Path, cluster: str) -> Path:
     return Path(state_dir) / "usage" / cluster
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _encode(data: dict[str, Any]) -> str:
@@ -99,9 +95,9 @@ class CollectorStore:
 
     def save(self, checkpoint: Checkpoint) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        ranges = [{"start": _stamp(r.start), "end": _stamp(r.end), "began": r.began} for r in checkpoint.coverage]
         _write_atomically(self.root / CHECKPOINT_FILE, _encode(
-            {"cluster": self.cluster, "resource_version": checkpoint.resource_version, "coverage": ranges}))
+            {"cluster": self.cluster, "resource_version": checkpoint.resource_version,
+             "coverage": [r.as_dict() for r in checkpoint.coverage]}))
 
     def put(self, workload: KeptWorkload) -> None:
         directory = self.root / WORKLOADS_DIR

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 RangeStart = Literal["list", "resume"]
@@ -38,6 +38,14 @@ class CoveredRange:
     @property
     def seconds(self) -> float:
         return (self.end - self.start).total_seconds()
+
+    def as_dict(self) -> dict[str, str]:
+        return {"start": utc_stamp(self.start), "end": utc_stamp(self.end), "began": self.began}
+
+
+def utc_stamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with a Z, as Kubernetes writes times (fractions of a second kept)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def opened(coverage: Coverage, now: datetime, began: RangeStart) -> Coverage:

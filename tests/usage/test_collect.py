@@ -207,3 +207,46 @@ def test_following_retries_a_dropped_watch_from_its_checkpoint_and_stops_cleanly
     assert summary.coverage == (CoveredRange(start=T0 + HOUR, end=T0 + HOUR + 10 * second, began="resume"),
                                 CoveredRange(start=T0 + HOUR + 10 * second, end=T0 + HOUR + 40 * second,
                                              began="resume"))
+
+
+def test_following_waits_for_a_cluster_unreachable_at_start(tmp_path: Path) -> None:
+    """Following, a cluster whose client cannot be made yet (its API unreachable) is tried again."""
+    cluster, clock, stop = FakeCluster(), SetClock(), threading.Event()
+    cluster.apply(workload("train-a"))
+    attempts: list[int] = []
+
+    def api_for() -> Arriving:
+        attempts.append(len(attempts))
+        if len(attempts) == 1:
+            raise ConnectionRefusedError("connection refused")
+        return Arriving(cluster, clock, first=T0 + timedelta(seconds=5), stop=stop, stop_on_watch=1)
+
+    lines: list[str] = []
+    summary = run_cluster("gpu-west", api_for, CollectorStore(tmp_path, "gpu-west"),  # type: ignore[arg-type]
+                          CollectOptions(once=False, pause_s=0), stop, clock=clock, progress=lines.append,
+                          backoff=Backoff(base_s=0, cap_s=0))
+    assert len(attempts) == 2 and summary.failure is None and summary.workloads_kept == 1
+    assert lines[0] == "gpu-west: ConnectionRefusedError: connection refused; trying again in 0 s"
+
+
+def test_once_a_failure_is_the_clusters_summary_not_a_retry(tmp_path: Path) -> None:
+    cluster = FakeCluster()
+    cluster.list_error = ConnectionResetError("connection reset by peer")
+    summary = run_cluster("gpu-west", lambda: cluster, CollectorStore(tmp_path, "gpu-west"), ONCE,
+                          threading.Event(), backoff=Backoff(base_s=0, cap_s=0))
+    assert summary.failure is not None and (summary.failure.kind, summary.failure.reason) == ("temporary", "connection")
+    assert len(cluster.listings) == 1 and summary.coverage == ()
+
+
+def test_a_listing_rewrites_only_the_workloads_that_changed(tmp_path: Path) -> None:
+    cluster, clock = FakeCluster(), SetClock()
+    _history(cluster)
+    store = CollectorStore(tmp_path, "gpu-west")
+    _run_once(cluster, store, clock)
+    before = {p.name: p.stat().st_ino for p in (store.root / WORKLOADS_DIR).iterdir()}
+    cluster.apply(workload("eval-c", team="nlp"))
+    cluster.compact()  # the resume from 2 is refused: listed again, train-a and train-b as they were
+    _run_once(cluster, store, clock)
+    after = {p.name: p.stat().st_ino for p in (store.root / WORKLOADS_DIR).iterdir()}
+    assert len(cluster.listings) == 2
+    assert after == {**before, f"{uid_of('eval-c', 'nlp')}.json": after[f"{uid_of('eval-c', 'nlp')}.json"]}
