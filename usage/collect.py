@@ -23,7 +23,7 @@ from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from engines.kube import KubeApi, ResourceVersionExpired, WatchEvent
 from engines.live.kubernetes import PAGE_SIZE
@@ -88,6 +88,14 @@ class ClusterSummary:
                 "error": self.failure.as_dict() if self.failure else None}
 
 
+class Watched(NamedTuple):
+    """How one watch ended: the events it applied (bookmarks are none), and whether it ended at the
+    bookmark asked for (the collector has caught up with the cluster)."""
+
+    applied: int
+    caught_up: bool
+
+
 class ClusterCollector:
     """One cluster's workloads and checkpoint, in memory as on disk (written after every change)."""
 
@@ -135,23 +143,23 @@ class ClusterCollector:
         self.progress(f"{self.cluster}: listed {len(outcome.listed)} workload(s) at resourceVersion {version}"
                       + (f"; {len(outcome.gone)} kept one(s) gone since" if outcome.gone else ""))
 
-    def watch(self, timeout_s: float, *, until_bookmark: bool, stop: threading.Event) -> int:
+    def watch(self, timeout_s: float, *, until_bookmark: bool, stop: threading.Event) -> Watched:
         """One watch from the checkpoint, every event applied and checkpointed as it arrives; ends
-        at the first bookmark (`until_bookmark`), at `stop`, or when the server ends it. Returns
-        the number of events applied (bookmarks not counted); -1 when it ended at a bookmark."""
+        at the first bookmark (`until_bookmark`), at `stop`, or when the server ends it."""
         version = self.checkpoint.resource_version
-        assert version is not None, "start() lists or resumes first"
+        if version is None:
+            raise RuntimeError("a watch starts from a listing or a checkpoint: start() first")
         applied = 0
         with closing(self.api.watch_kind(WORKLOAD_API_VERSION, WORKLOAD_KIND, resource_version=version,
                                          timeout_s=timeout_s)) as events:
             for event in events:
                 applied += self.apply(event)
                 if until_bookmark and event.type == "BOOKMARK":
-                    return -1
+                    return Watched(applied, caught_up=True)
                 if stop.is_set():
-                    return applied
+                    return Watched(applied, caught_up=False)
         self._save(self.checkpoint.resource_version)  # the server ended the watch: watched until now
-        return applied
+        return Watched(applied, caught_up=False)
 
     def apply(self, event: WatchEvent) -> int:
         """Keep the event's workload (before the checkpoint that passes it), then checkpoint."""
@@ -202,17 +210,17 @@ def collect_cluster(collector: ClusterCollector, options: CollectOptions, stop: 
         if left <= 0:
             break
         try:
-            applied = collector.watch(left, until_bookmark=options.once, stop=stop)
+            watched = collector.watch(left, until_bookmark=options.once, stop=stop)
         except ResourceVersionExpired as exc:
             collector.progress(f"{collector.cluster}: {exc}; listing again")
             collector.relist()
             continue
-        if applied > 0:
-            collector.progress(f"{collector.cluster}: {applied} event(s) applied, at resourceVersion "
+        if watched.applied:
+            collector.progress(f"{collector.cluster}: {watched.applied} event(s) applied, at resourceVersion "
                                f"{collector.checkpoint.resource_version}")
-        if options.once and applied < 0:
+        if watched.caught_up:
             break
-        if applied == 0:
+        if not watched.applied:
             stop.wait(options.pause_s)
     collector.stopped()
 
