@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # The product's packages, top layer first (ARCHITECTURE.md has the picture).
-PACKAGES := cli reconciler embedded_aws engines capacity usage stacks components hypergov
+PACKAGES := cli reconciler embedded_aws usage engines capacity stacks components hypergov
 
 .PHONY: test test-fast demo lint typecheck bench lock schema golden clean
 

@@ -1,7 +1,7 @@
 """The `hypergov` command line. Exit codes are for CI, the same for every command:
 0 nothing to do / success (audit verify: intact), 2 changes planned or drift found (plan, drift),
 1 any error (audit verify: broken; usage errors included: a typo in an option must never read as
-"changes"), 75 busy (apply, reconcile).
+"changes"), 75 busy (apply, reconcile, usage collect).
 User errors never print a traceback."""
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ class HypergovGroup(click.Group):
 
 
 EXIT_CODES_HELP = ("Exit status (every command): 0 success or nothing to do; 2 changes planned or drift "
-                   "found (plan, drift); 1 any error, usage errors included; 75 busy (apply, reconcile); "
-                   "130 interrupted.")
+                   "found (plan, drift); 1 any error, usage errors included; 75 busy (apply, reconcile, "
+                   "usage collect); 130 interrupted.")
 
 
 @click.group(cls=HypergovGroup, epilog=EXIT_CODES_HELP,
@@ -160,6 +160,15 @@ def _add_capacity_group() -> None:
 
 
 _add_capacity_group()
+
+
+def _add_usage_group() -> None:
+    from cli.usage import usage  # the collector's Kubernetes client loads only when it runs
+
+    main.add_command(usage)
+
+
+_add_usage_group()
 
 
 def run() -> None:

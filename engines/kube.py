@@ -4,7 +4,10 @@ apply only when a kubeconfig for the cluster is configured. Without one, every o
 and reported as not applied.
 
 The live cluster is reached through `KubeApi`, a small Protocol over the kubernetes client's
-dynamic client, so the decision (what to create, update, prune) stays pure and testable.
+dynamic client, so the decision (what to create, update, prune) stays pure and testable. Besides
+reads and writes it lists a kind page by page (the drift scan, the usage collector) and watches
+it from a resourceVersion (the usage collector); the tests stand a fake behind it
+(`tests/engines/kube_fakes.py`), because no kube-apiserver can run where they do.
 
 Pruning finds the live objects labelled with the stack, searching exactly the kinds the stack
 declares (plus those it declared before, `inventoried`): no hand-kept list of kinds can fall out
@@ -16,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast, get_args
 
-from engines.outcomes import Failure, classify
+from engines.outcomes import Failure, TemporaryError, classify
 from engines.plan import Action, AttributeChange, ResourceChange, diff_attributes
 from hypergov import naming
 
@@ -64,10 +67,37 @@ KubeKind = tuple[str, str]  # (apiVersion, kind)
 
 @dataclass(frozen=True)
 class KubePage:
-    """One page of a list call: full live objects, and the token of the next page (None: the last)."""
+    """One page of a list call: full live objects, the token of the next page (None: the last),
+    and the list's resourceVersion (every page of one list has the first page's: a watch from it
+    sees every change after the list; None where the kind is not served)."""
 
     items: tuple[KubeObject, ...]
     continue_token: str | None = None
+    resource_version: str | None = None
+
+
+WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
+WATCH_EVENT_TYPES: frozenset[str] = frozenset(get_args(WatchEventType))
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One event of a watch: the object as it is after the change (a DELETED object as it was
+    last), and the resourceVersion the watcher has seen everything up to. A BOOKMARK changes no
+    object: it only moves that version on (its body holds nothing but metadata.resourceVersion)."""
+
+    type: WatchEventType
+    body: Mapping[str, Any]
+    resource_version: str
+
+
+class ResourceVersionExpired(TemporaryError):
+    """410 Gone, "too old resource version": the API server no longer holds the events after the
+    version a watch asked for (etcd compacted them). Nothing can resume from it: the watcher
+    lists again and watches from the new list's version."""
+
+    reason = "resource-version-expired"
+    retry_after_s = 0.0
 
 
 class KubeApi(Protocol):
@@ -86,6 +116,15 @@ class KubeApi(Protocol):
         """One page (at most `limit` objects) of the live objects of a kind, in `namespace` or in
         all namespaces, full bodies with apiVersion and kind; raises when the listing fails (a
         kind the cluster does not serve at all has no objects)."""
+        ...
+
+    def watch_kind(self, api_version: str, kind: str, *, resource_version: str,
+                   timeout_s: float) -> Generator[WatchEvent, None, None]:
+        """The changes to the objects of a kind in all namespaces after `resource_version`, in
+        order, with BOOKMARK events, until the API server ends the watch (after `timeout_s`) or
+        the caller closes the generator (which ends the watch's connection). Raises
+        `ResourceVersionExpired` when that version is too old to resume from; any other failure
+        (unreachable API, 401/403, 5xx) propagates."""
         ...
 
 
@@ -258,7 +297,55 @@ class DynamicKubeApi:
                               _continue=continue_token).to_dict()
         # The items of a list carry no apiVersion and kind of their own (the list's kind says them).
         items = tuple(_listed_object(api_version, kind, item) for item in listed.get("items") or ())
-        return KubePage(items=items, continue_token=(listed.get("metadata") or {}).get("continue") or None)
+        meta = listed.get("metadata") or {}
+        return KubePage(items=items, continue_token=meta.get("continue") or None,
+                        resource_version=meta.get("resourceVersion") or None)
+
+    def watch_kind(self, api_version: str, kind: str, *, resource_version: str,
+                   timeout_s: float) -> Generator[WatchEvent, None, None]:
+        from kubernetes import watch
+        from kubernetes.client.exceptions import ApiException
+
+        resource = self._resource(api_version, kind)
+        watcher = watch.Watch()  # type: ignore[no-untyped-call]
+        # timeout_seconds: the server ends the watch (the client then does not retry on its own);
+        # the read timeout past it: a connection that went silent is dead, never waited on forever.
+        # serialize=False: the dynamic client hands the raw response to the watch, as its own
+        # `watch` does; the events' objects stay plain dicts.
+        seconds = max(1, int(timeout_s))
+        stream = watcher.stream(  # type: ignore[no-untyped-call]
+            resource.get, resource_version=resource_version, timeout_seconds=seconds, allow_watch_bookmarks=True,
+            serialize=False, _request_timeout=(_CONNECT_TIMEOUT_S, seconds + _SILENCE_MARGIN_S))
+        try:
+            for raw in stream:
+                event = _watch_event(api_version, kind, raw)
+                if event is not None:
+                    yield event
+        except ApiException as exc:  # an ERROR event or a failed response; the dynamic client's errors subclass it
+            if exc.status == _GONE:
+                raise ResourceVersionExpired(f"{kind} watch from resourceVersion {resource_version}: "
+                                             f"{exc.reason or 'too old resource version'}") from exc
+            raise
+        finally:
+            watcher.stop()  # type: ignore[no-untyped-call]
+            stream.close()
+
+
+_GONE = 410
+_CONNECT_TIMEOUT_S = 10
+_SILENCE_MARGIN_S = 30
+
+
+def _watch_event(api_version: str, kind: str, raw: Mapping[str, Any]) -> WatchEvent | None:
+    """A watch line as a `WatchEvent`; None for a type this client does not know (newer servers
+    may add some: skipped, never mistaken for a change)."""
+    kind_of_event = raw.get("type")
+    if kind_of_event not in WATCH_EVENT_TYPES:
+        return None
+    obj = raw.get("raw_object") or raw.get("object") or {}
+    body = {"apiVersion": api_version, "kind": kind, **obj}
+    version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+    return WatchEvent(type=cast(WatchEventType, kind_of_event), body=body, resource_version=version)
 
 
 def _listed_object(api_version: str, kind: str, item: Mapping[str, Any]) -> KubeObject:

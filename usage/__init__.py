@@ -2,7 +2,8 @@
 (issue 30). Kueue Workloads become admission spans (`workloads`), spans become per-interval
 figures (`accounting`, computed by `sweep`): used, own, borrowed, lent, idle guarantee, lost to
 preemption. `adapter` is the only module that reads the governance tree. The rules are listed in
-SEMANTICS.md.
+SEMANTICS.md. What ran is captured by `collect` (`hypergov usage collect`: Kueue Workloads listed
+then watched per cluster, resumably, into `collector_store`, with the `coverage` of each cluster).
 """
 
 from usage.accounting import (
