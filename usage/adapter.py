@@ -13,7 +13,7 @@ from hypergov.model.project import QuotaAmount
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import EffectiveQuota, effective_quota
 from usage.accounting import Pool
-from usage.resources import MILLICORES, UNITS, ResourceKind, mig_compute_slices
+from usage.resources import MILLICORES, UNITS, QuantityError, ResourceKind, mig_units
 
 
 class AdapterError(Exception):
@@ -66,10 +66,13 @@ def _accelerators(cluster: Cluster, itype: str) -> int:
 
 
 def _accelerator_units(quota: EffectiveQuota, itype: str, kind: ResourceKind) -> int:
-    """Whole accelerators, or MIG partitions as their compute slices (SEMANTICS.md U3)."""
+    """Whole accelerators, or MIG partitions as their share of a GPU (SEMANTICS.md U3)."""
     amount = quota.resources.get(itype)
     if kind is ResourceKind.GPU and amount is not None and amount.partition is not None:
-        return amount.partition.count * mig_compute_slices(amount.partition.profile)
+        try:
+            return amount.partition.count * mig_units(itype, amount.partition.profile)
+        except QuantityError as error:
+            raise AdapterError(str(error)) from error
     return quota.gpus(itype) * UNITS[kind]
 
 

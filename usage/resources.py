@@ -2,19 +2,22 @@
 vCPUs) and a whole number of the kind's units. Counting in whole units keeps every sum of usage
 exact (no floating-point drift over a month of events); hours are computed only at the end.
 
-One source for the MIG rule (SEMANTICS.md U3): a MIG slice `nvidia.com/mig-<n>g.<memory>gb` is
-n of the GPU's seven compute slices, so a GPU is counted in sevenths.
+One source for the MIG rule (SEMANTICS.md U3): a MIG partition is the share of a GPU that
+`hypergov.model.partitions.gpu_share` gives for its profile on its instance type (the larger of
+its compute share, n/7, and its memory share, m/8), the rule the guarantees use too. A GPU is
+counted in 56ths (lcm(7, 8)), so every such share is a whole number of units.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Final
 
 from hypergov.kube_resources import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
-from hypergov.model.partitions import COMPUTE_SLICES
+from hypergov.model import partitions
 
 
 class ResourceKind(StrEnum):
@@ -26,9 +29,9 @@ class ResourceKind(StrEnum):
     VCPU = "vcpu"
 
 
-GPU_UNITS: Final = COMPUTE_SLICES
-"""Units per GPU: a MIG-capable GPU (A100, H100, H200, B200) has seven compute slices (NVIDIA MIG
-user guide, "Supported MIG Profiles": a `<n>g` profile takes n of the 7 GPCs)."""
+GPU_UNITS: Final = math.lcm(partitions.COMPUTE_SLICES, partitions.MEMORY_SLICES)
+"""Units per GPU: 56, so that a MIG partition's share of a GPU (n of the 7 compute slices or m of
+the 8 memory slices, NVIDIA MIG user guide, "Supported MIG Profiles") is a whole number of units."""
 MILLICORES: Final = 1000
 """Units per vCPU: Kubernetes counts CPU in millicores (`500m`)."""
 
@@ -40,7 +43,6 @@ UNITS: Final[dict[ResourceKind, int]] = {
 
 CPU = "cpu"
 MIG_PREFIX = "nvidia.com/mig-"
-_MIG_PROFILE = re.compile(r"mig-(?P<slices>[1-7])g\.[0-9]+gb")
 _SUFFIXES: Final[dict[str, Decimal]] = {
     "": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9),
     "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30),
@@ -52,21 +54,29 @@ class QuantityError(ValueError):
     """A quantity or resource name the accounting cannot count (the message says which)."""
 
 
-def mig_compute_slices(profile: str) -> int:
-    """The compute slices (of a GPU's seven) that a MIG profile (`mig-3g.40gb`) takes: its `<n>g`."""
-    found = _MIG_PROFILE.fullmatch(profile)
+def mig_units(instance_type: str | None, profile: str) -> int:
+    """The GPU units one MIG partition (`mig-3g.40gb`) of `instance_type` is: its share of a GPU
+    (`partitions.gpu_share`) in 56ths. The same profile name can take different slices on
+    different GPUs (A100 40 GB's 1g.10gb holds 2 memory slices, H100's 1), hence the type."""
+    found = partitions.profile(instance_type, profile) if instance_type else None
     if found is None:
-        raise QuantityError(f"'{profile}' is not a MIG profile of the form mig-<n>g.<memory>gb")
-    return int(found["slices"])
+        offered = ", ".join(sorted(partitions.profiles(instance_type or ""))) or "none"
+        raise QuantityError(f"MIG profile {profile} is not one {instance_type or 'an unknown instance type'} offers "
+                            f"(its profiles: {offered}); its share of a GPU is unknown")
+    units = partitions.gpu_share(found) * GPU_UNITS
+    if units.denominator != 1:  # pragma: no cover - GPU_UNITS is a multiple of both slice counts
+        raise QuantityError(f"{profile}: {partitions.gpu_share(found)} GPU is no whole number of units")
+    return int(units)
 
 
-def kind_of(resource: str) -> tuple[ResourceKind, int] | None:
-    """The kind a Kueue resource name counts and the units one of it is; None for resources the
-    accounting does not count (memory, storage, pods, other extended resources)."""
+def kind_of(resource: str, instance_type: str | None = None) -> tuple[ResourceKind, int] | None:
+    """The kind a Kueue resource name counts and the units one of it is on `instance_type` (the
+    flavor's; a MIG partition's units depend on it); None for resources the accounting does not
+    count (memory, storage, pods, other extended resources)."""
     if resource == NVIDIA_GPU:
         return ResourceKind.GPU, GPU_UNITS
     if resource.startswith(MIG_PREFIX):
-        return ResourceKind.GPU, mig_compute_slices(resource.removeprefix("nvidia.com/"))
+        return ResourceKind.GPU, mig_units(instance_type, resource.removeprefix("nvidia.com/"))
     if resource in (NEURON_DEVICE, NEURON_DEVICE_ALIAS):
         return ResourceKind.NEURON_DEVICE, 1
     if resource == NEURON_CORE:
@@ -90,15 +100,18 @@ def parse_quantity(quantity: object) -> Decimal:
         raise QuantityError(f"quantity '{text}': {error}") from error
 
 
-def units_of(resource: str, quantity: object) -> tuple[ResourceKind, int] | None:
-    """`quantity` of `resource` in whole units of its kind; None when the resource is not counted.
-    A quantity that is not a whole number of units (half a GPU, `0.5m` CPU) is refused: Kubernetes
-    does not allocate it, so it means the object is wrong, not that half was used."""
-    counted = kind_of(resource)
+def units_of(resource: str, quantity: object, instance_type: str | None = None) -> tuple[ResourceKind, int] | None:
+    """`quantity` of `resource` on `instance_type` in whole units of its kind; None when the
+    resource is not counted. A quantity Kubernetes cannot allocate (1.5 GPUs or MIG partitions:
+    extended resources are whole; `0.5m` CPU: the least is a millicore) is refused: it means the
+    object is wrong, not that half was used."""
+    counted = kind_of(resource, instance_type)
     if counted is None:
         return None
     kind, units_each = counted
-    amount = parse_quantity(quantity) * units_each
-    if amount != amount.to_integral_value():
-        raise QuantityError(f"{resource}: {quantity} is not a whole number of {kind} units")
-    return kind, int(amount)
+    allocatable = MILLICORES if resource == CPU else 1  # the least Kubernetes allocates, per one of the resource
+    amount = parse_quantity(quantity)
+    if amount * allocatable != (amount * allocatable).to_integral_value():
+        raise QuantityError(f"{resource}: {quantity} is not a whole number of what Kubernetes allocates"
+                            + (" (millicores)" if resource == CPU else ""))
+    return kind, int(amount * units_each)

@@ -240,16 +240,17 @@ def _admitted_units(admission: Mapping[str, Any], spec: Mapping[str, Any],
         if usage is None:
             usage = _template_usage(pod_sets, name, assignment.get("count"), ref, where)
         for resource, quantity in _mapping(usage, ref, f"{where}.resourceUsage").items():
+            flavor = flavors.get(resource)
+            itype = naming.instance_type_of_flavor(str(flavor)) if flavor else None
             try:
-                counted = units_of(resource, quantity)
+                counted = units_of(resource, quantity, itype)
             except QuantityError as error:
                 raise WorkloadError(ref, f"{where}.resourceUsage: {error}") from error
             if counted is None or counted[1] == 0:
                 continue
-            flavor = flavors.get(resource)
-            if not flavor:
+            if itype is None:
                 raise WorkloadError(ref, f"{where}: resource {resource} has no flavor (instance type)")
-            key = (naming.instance_type_of_flavor(str(flavor)), counted[0])
+            key = (itype, counted[0])
             total[key] = total.get(key, 0) + counted[1]
     return total
 

@@ -23,6 +23,7 @@ Sources:
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import NamedTuple
 
 COMPUTE_SLICES = 7  # GPCs per MIG-capable GPU (NVIDIA: "up to seven" instances)
@@ -73,7 +74,13 @@ def profile(instance_type: str, name: str) -> Profile | None:
     return profiles(instance_type).get(name)
 
 
+def gpu_share(found: Profile) -> Fraction:
+    """The share of one GPU a partition takes, exactly: the larger of its compute and memory share
+    (a 1g.10gb on H100 takes 1/7 of the compute, 1/8 of the memory: 1/7): other partitions can
+    have neither the compute nor the memory slices it holds."""
+    return max(Fraction(found.compute_slices, COMPUTE_SLICES), Fraction(found.memory_slices, MEMORY_SLICES))
+
+
 def gpu_fraction(found: Profile) -> float:
-    """The share of one GPU a partition takes: the larger of its compute and memory share (a
-    1g.10gb on H100 takes 1/7 of the compute, 1/8 of the memory: 1/7)."""
-    return max(found.compute_slices / COMPUTE_SLICES, found.memory_slices / MEMORY_SLICES)
+    """`gpu_share` as a float (for display and GPU-equivalent totals)."""
+    return float(gpu_share(found))

@@ -70,9 +70,7 @@ def instance_share(cluster: Cluster, *, instance_type: str, amount: QuotaAmount)
     if amount.partition is not None and per_gpu:
         found = partitions.profile(instance_type, amount.partition.profile)
         if found is not None:
-            slice_share = max(Fraction(found.compute_slices, partitions.COMPUTE_SLICES),
-                              Fraction(found.memory_slices, partitions.MEMORY_SLICES))
-            shares.append(amount.partition.count * slice_share / per_gpu)
+            shares.append(amount.partition.count * partitions.gpu_share(found) / per_gpu)
     if amount.vcpu is not None and spec is not None:
         shares.append(Fraction(amount.vcpu) / spec.vcpu)
     if amount.memory_gib is not None and spec is not None:

@@ -1,5 +1,5 @@
 """The accounting's figures for small, hand-computed cases (SEMANTICS.md A1-A7). Amounts are in
-GPUs (7 units each, `usage.resources.GPU_UNITS`); figures are GPU-hours: g GPUs for s seconds are
+GPUs (56 units each, `usage.resources.GPU_UNITS`); figures are GPU-hours: g GPUs for s seconds are
 g * s / 3600 GPU-hours. T0 = 2026-03-02T10:00:00Z, a 5-minute boundary."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import pytest
 
 from usage.accounting import INTERVAL_SECONDS, AccountingError, Pool, PoolAccount, account
-from usage.resources import GPU_UNITS, ResourceKind
+from usage.resources import GPU_UNITS, ResourceKind, mig_units
 from usage.spans import Span
 
 T0 = 1772445600
@@ -115,17 +115,21 @@ def test_a_preemption_in_the_middle_of_an_interval() -> None:
     assert close(team(result, "a", "idle_guarantee"), [0.0])
 
 
-def test_mig_slices_count_as_sevenths_of_a_gpu() -> None:
-    """2 p5 instances = 16 GPUs. a guarantees 4 mig-3g.40gb partitions = 4 * 3/7 = 12/7 GPU; b 8 GPUs;
-    16 - 8 - 12/7 = 44/7 GPU are nobody's. a runs 6 mig-3g.40gb (6 * 3/7 = 18/7 GPU) for interval 0:
-    used 18/7 * 300 / 3600 = 3/14, own 12/7 * 300 / 3600 = 1/7, borrowed 6/7 * 300 / 3600 = 1/14, all of
-    it from nobody (6/7 <= 44/7); b lends nothing."""
-    result = run(pool(16, {"a": 12 / 7, "b": 8}), [span("a", 18 / 7, 0, 300)], end=INTERVAL_SECONDS)
+def test_mig_partitions_count_as_their_share_of_a_gpu() -> None:
+    """2 p5 instances = 16 GPUs. A mig-3g.40gb on H100 holds 3 of 7 compute and 4 of 8 memory slices:
+    max(3/7, 1/2) = 1/2 GPU (28 of 56 units). a guarantees 4 of them = 2 GPUs; b 8 GPUs;
+    16 - 8 - 2 = 6 GPUs are nobody's. a runs 6 of them (6 * 1/2 = 3 GPUs) for interval 0:
+    used 3 * 300 / 3600 = 1/4, own 2 * 300 / 3600 = 1/6, borrowed 1 * 300 / 3600 = 1/12, all of
+    it from nobody (1 <= 6); b lends nothing."""
+    per_partition = mig_units(P5, "mig-3g.40gb") / GPU_UNITS
+    result = run(pool(16, {"a": 4 * per_partition, "b": 8}), [span("a", 6 * per_partition, 0, 300)],
+                 end=INTERVAL_SECONDS)
 
-    assert close(team(result, "a", "used"), [3 / 14])
-    assert close(team(result, "a", "own"), [1 / 7])
-    assert close(team(result, "a", "borrowed"), [1 / 14])
-    assert close([float(v) for v in result.from_nobody], [1 / 14])
+    assert per_partition == 1 / 2
+    assert close(team(result, "a", "used"), [1 / 4])
+    assert close(team(result, "a", "own"), [1 / 6])
+    assert close(team(result, "a", "borrowed"), [1 / 12])
+    assert close([float(v) for v in result.from_nobody], [1 / 12])
     assert close(team(result, "b", "lent"), [0.0])
 
 
@@ -184,8 +188,8 @@ def test_an_interval_not_fully_collected_is_missing_not_zero() -> None:
 
 
 def test_use_beyond_capacity_is_refused() -> None:
-    """16 GPUs; 10 + 8 GPUs from +100 s: 18 > 16, an error at 10:01:40."""
-    with pytest.raises(AccountingError, match=r"at 2026-03-02T10:01:40Z: 126 units in use, capacity 112"):
+    """16 GPUs; 10 + 8 GPUs from +100 s: 18 > 16, an error at 10:01:40 (18 * 56 = 1008 units, 16 * 56 = 896)."""
+    with pytest.raises(AccountingError, match=r"at 2026-03-02T10:01:40Z: 1008 units in use, capacity 896"):
         run(pool(16, {"a": 8, "b": 8}), [span("a", 10, 0, 300), span("b", 8, 100, 200)])
 
 

@@ -1,5 +1,5 @@
 """Pools from the example tree (config/): capacity and guarantees in units of the kind (a GPU is
-7 units, a vCPU 1000), each team's strategy, the cluster's idle-resource sharing."""
+56 units, a vCPU 1000), each team's strategy, the cluster's idle-resource sharing."""
 
 from __future__ import annotations
 
@@ -20,16 +20,16 @@ def _pools(files: dict[str, bytes]) -> dict[tuple[str, str, ResourceKind], Pool]
 
 def test_gpu_west_pools() -> None:
     """gpu-west: 32 p5 (8 H100, 192 vCPU each), 16 g5.12xlarge (4 A10G, 48 vCPU each).
-    p5 GPUs: 32 * 8 * 7 = 1792 units, recsys 4 instances = 4 * 8 * 7 = 224.
-    g5 GPUs: 16 * 4 * 7 = 448 units; speech (DontLend) 8 instances = 8 * 4 * 7 = 224.
+    p5 GPUs: 32 * 8 * 56 = 14336 units, recsys 4 instances = 4 * 8 * 56 = 1792.
+    g5 GPUs: 16 * 4 * 56 = 3584 units; speech (DontLend) 8 instances = 8 * 4 * 56 = 1792.
     g5 vCPUs: 16 * 48 * 1000 = 768000 millicores; speech 8 * 48 * 1000 = 384000."""
     pools = _pools(example_files())
 
     p5 = pools[("gpu-west", "ml.p5.48xlarge", ResourceKind.GPU)]
     g5 = pools[("gpu-west", "ml.g5.12xlarge", ResourceKind.GPU)]
     g5_cpu = pools[("gpu-west", "ml.g5.12xlarge", ResourceKind.VCPU)]
-    assert (p5.capacity, p5.guarantees["recsys"], p5.shares_idle) == (1792, 224, True)
-    assert (g5.capacity, g5.guarantees["speech"], g5.strategy("speech")) == (448, 224, "DontLend")
+    assert (p5.capacity, p5.guarantees["recsys"], p5.shares_idle) == (14336, 1792, True)
+    assert (g5.capacity, g5.guarantees["speech"], g5.strategy("speech")) == (3584, 1792, "DontLend")
     assert (g5_cpu.capacity, g5_cpu.guarantees["speech"]) == (768000, 384000)
 
 
@@ -40,8 +40,9 @@ def test_trainium_counts_neuron_devices() -> None:
     assert pool.capacity == 256
 
 
-def test_a_mig_partition_guarantee_is_its_compute_slices() -> None:
-    """recsys guarantees 4 mig-3g.40gb partitions of p5 instead of 4 instances: 4 * 3 = 12 units."""
+def test_a_mig_partition_guarantee_is_its_share_of_a_gpu() -> None:
+    """recsys guarantees 4 mig-3g.40gb partitions of p5 instead of 4 instances. On H100 a 3g.40gb
+    holds 3/7 of the compute and 4/8 of the memory: 1/2 GPU = 28 of 56 units; 4 * 28 = 112 units."""
     files = example_files()
     recsys = files["projects/recsys.yaml"].decode()
     assert RECSYS_P5 in recsys
@@ -51,4 +52,4 @@ def test_a_mig_partition_guarantee_is_its_compute_slices() -> None:
 
     pool = _pools(files)[("gpu-west", "ml.p5.48xlarge", ResourceKind.GPU)]
 
-    assert pool.guarantees["recsys"] == 12
+    assert pool.guarantees["recsys"] == 112

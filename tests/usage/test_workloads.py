@@ -18,7 +18,7 @@ T10 = 1772445600  # 2026-03-02T10:00:00Z
 
 @pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
 def test_a_running_workload(version: str) -> None:
-    """2 pods x 8 GPUs x 4 CPUs on p5, quota reserved 10:01:30 (= T10 + 90): 16 GPUs = 112 sevenths,
+    """2 pods x 8 GPUs x 4 CPUs on p5, quota reserved 10:01:30 (= T10 + 90): 16 GPUs = 16 * 56 = 896 units,
     8 vCPUs = 8000 millicores; no end, so the span runs to `now` (T10 + 600)."""
     parsed = parse_workload(workload(version), cluster="gpu-east")
 
@@ -26,9 +26,9 @@ def test_a_running_workload(version: str) -> None:
     assert parsed.api_version == f"kueue.x-k8s.io/{version}"
     assert parsed.attempt is not None and parsed.attempt.ending is None
     assert parsed.attempt.start == T10 + 90
-    assert dict(parsed.attempt.units) == {(P5, ResourceKind.GPU): 112, (P5, ResourceKind.VCPU): 8000}
+    assert dict(parsed.attempt.units) == {(P5, ResourceKind.GPU): 896, (P5, ResourceKind.VCPU): 8000}
     assert parsed.spans(now=T10 + 600) == [
-        Span("vision", "gpu-east", P5, ResourceKind.GPU, "training", 112, T10 + 90, T10 + 600, False),
+        Span("vision", "gpu-east", P5, ResourceKind.GPU, "training", 896, T10 + 90, T10 + 600, False),
         Span("vision", "gpu-east", P5, ResourceKind.VCPU, "training", 8000, T10 + 90, T10 + 600, False)]
 
 
@@ -86,8 +86,8 @@ def test_a_released_workload_keeps_its_last_end_without_an_attempt() -> None:
 
 
 def test_mig_slices_and_millicores() -> None:
-    """3 pods of 2 x mig-3g.40gb and 500m CPU: 6 slices of 3 sevenths = 18 sevenths (18/7 GPU),
-    1500 millicores; the Workload names no priority class."""
+    """3 pods of 2 x mig-3g.40gb on p5 (H100) and 500m CPU: a 3g.40gb is max(3/7, 4/8) = 1/2 GPU =
+    28 units, so 6 of them are 168 units (3 GPUs); 1500 millicores; no priority class."""
     w = workload(priority=None, pods=3, cpu="500m")
     assignment = w["status"]["admission"]["podSetAssignments"][0]
     assignment["flavors"] = {"cpu": P5, "nvidia.com/mig-3g.40gb": P5}
@@ -96,24 +96,24 @@ def test_mig_slices_and_millicores() -> None:
 
     assert parsed.priority_class is None
     assert parsed.attempt is not None
-    assert dict(parsed.attempt.units) == {(P5, ResourceKind.GPU): 18, (P5, ResourceKind.VCPU): 1500}
+    assert dict(parsed.attempt.units) == {(P5, ResourceKind.GPU): 168, (P5, ResourceKind.VCPU): 1500}
 
 
 def test_without_resource_usage_the_template_times_the_count() -> None:
-    """No resourceUsage: 2 pods x (8 GPUs, 4 CPUs) from the template = 112 sevenths, 8000 millicores."""
+    """No resourceUsage: 2 pods x (8 GPUs, 4 CPUs) from the template = 16 * 56 = 896 units, 8000 millicores."""
     w = workload()
     del w["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]
     parsed = parse_workload(validate(w), cluster="c")
 
     assert parsed.attempt is not None
-    assert dict(parsed.attempt.units) == {(P5, ResourceKind.GPU): 112, (P5, ResourceKind.VCPU): 8000}
+    assert dict(parsed.attempt.units) == {(P5, ResourceKind.GPU): 896, (P5, ResourceKind.VCPU): 8000}
 
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda w: w["status"]["admission"]["podSetAssignments"][0]["flavors"].pop("nvidia.com/gpu"),
      "resource nvidia.com/gpu has no flavor"),
     (lambda w: w["status"]["admission"]["podSetAssignments"][0]["resourceUsage"].update({"nvidia.com/gpu": "1.5"}),
-     "not a whole number"),
+     "1.5 is not a whole number"),
     (lambda w: w["status"]["conditions"][0].update({"lastTransitionTime": "yesterday"}),
      "lastTransitionTime 'yesterday' is not an RFC 3339 time"),
     (lambda w: w["status"]["admission"].update({"clusterQueue": "hyperpod-ns-nlp-clusterqueue"}),
