@@ -11,8 +11,8 @@ one ended, even when the clock was set back between runs.
 `began` says what a range's first read was: `list` (the state was read afresh: a workload
 created and deleted before it was never seen) or `resume` (a watch from the resourceVersion the
 previous range checkpointed: the API server replayed every change made in the gap, so the
-workloads' own timestamps cover it; the gap is still not *watched*, and the accounting decides
-what to make of it).
+workloads' own timestamps cover it). `accounted` draws the consequence for the accounting: the
+gap before a `resume` range is complete data, the gap before a `list` range is missing.
 """
 
 from __future__ import annotations
@@ -79,3 +79,18 @@ def uncovered(coverage: Sequence[CoveredRange], start: datetime, end: datetime) 
     if cursor < end:
         gaps.append((cursor, end))
     return gaps
+
+
+def accounted(coverage: Sequence[CoveredRange]) -> list[tuple[datetime, datetime]]:
+    """The ranges whose usage is complete (SEMANTICS.md A7): the covered ranges, each that `began`
+    with `resume` reaching back to the previous range's end. A watch resumed from the checkpoint's
+    resourceVersion (not refused as expired: that opens a `list` range instead) received every
+    change made while nobody watched, so the workloads' own times account for the gap; a listing
+    sees only what is present when it lists, so the gap before it stays missing."""
+    joined: list[tuple[datetime, datetime]] = []
+    for covered in sorted(coverage, key=lambda r: r.start):
+        if covered.began == "resume" and joined:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], covered.end))
+        else:
+            joined.append((covered.start, covered.end))
+    return joined

@@ -14,7 +14,7 @@ from engines.outcomes import classify
 from tests.usage.collector_fixtures import T0, workload
 from usage.collector_state import Checkpoint, KeptWorkload, MalformedWorkload, after_listing, workload_uid
 from usage.collector_store import CollectorBusyError, CollectorStore, UsageStateUnreadable
-from usage.coverage import CoveredRange, extended, opened, uncovered
+from usage.coverage import CoveredRange, accounted, extended, opened, uncovered
 
 MINUTE = timedelta(minutes=1)
 
@@ -90,3 +90,19 @@ def test_one_collector_per_cluster(tmp_path: Path) -> None:
     assert f"(pid {os.getpid()})" in str(raised.value) and "gpu-west" in str(raised.value)
     with store.held():  # released when its holder let go
         pass
+
+
+def test_the_gap_before_a_resumed_watch_is_accounted_and_before_a_listing_is_missing() -> None:
+    """Ranges: list 10:00-10:10, resume 10:30-10:40 (the watch resumed from the checkpoint: it got
+    every change of 10:10-10:30), list 11:00-11:10 (a re-list after expiry: 10:40-11:00 unseen),
+    resume 11:20-11:30. Complete: 10:00-10:40 and 11:00-11:30; missing: 10:40-11:00."""
+    coverage = (CoveredRange(T0, T0 + 10 * MINUTE, "list"), CoveredRange(T0 + 30 * MINUTE, T0 + 40 * MINUTE, "resume"),
+                CoveredRange(T0 + 60 * MINUTE, T0 + 70 * MINUTE, "list"),
+                CoveredRange(T0 + 80 * MINUTE, T0 + 90 * MINUTE, "resume"))
+
+    assert accounted(coverage) == [(T0, T0 + 40 * MINUTE), (T0 + 60 * MINUTE, T0 + 90 * MINUTE)]
+
+
+def test_a_first_range_that_resumed_reaches_back_to_nothing() -> None:
+    """With no range before it (older ranges dropped), a resumed range is complete from its own start only."""
+    assert accounted((CoveredRange(T0, T0 + 10 * MINUTE, "resume"),)) == [(T0, T0 + 10 * MINUTE)]
