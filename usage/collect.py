@@ -35,6 +35,7 @@ from usage.collector_state import (
     KeptWorkload,
     after_event,
     after_listing,
+    closed_attempt,
 )
 from usage.collector_store import CollectorStore
 from usage.coverage import Coverage, RangeStart, extended, opened
@@ -183,8 +184,12 @@ class ClusterCollector:
                               coverage=self.saved.coverage, failure=failure)
 
     def _keep(self, workload: KeptWorkload) -> None:
-        if self.kept.get(workload.uid) == workload:
+        before = self.kept.get(workload.uid)
+        if before == workload:
             return  # unchanged (a listing of what was kept, a replayed event): nothing to rewrite
+        closed = closed_attempt(before, workload, self.cluster)
+        if closed is not None:  # before the body that forgets it (SEMANTICS.md U6)
+            self.store.record_attempt(workload.uid, closed)
         self.store.put(workload)
         self.kept[workload.uid] = workload
 

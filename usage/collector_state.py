@@ -6,6 +6,11 @@ Every workload is kept by its uid, with the latest body seen. A uid seen again (
 after a restart, the same workload in a new listing) replaces its own record: it is never a second
 workload, so nothing is counted twice. A DELETED workload keeps its last body, marked deleted:
 a finished job its owner deleted still ran, and its conditions say when.
+
+A Workload shows only its latest admission attempt (SEMANTICS.md U6), so a body that replaces one
+showing another attempt would erase that attempt (a job preempted, then admitted again). Before
+the body is replaced, `closed_attempt` gives the attempt the kept body showed, closed, for the
+store's per-uid attempts (identified by their start: recorded once however often replayed).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from typing import Any
 from engines.kube import WatchEvent
 from engines.outcomes import PermanentError
 from usage.coverage import Coverage
+from usage.resources import ResourceKind
+from usage.spans import Span
+from usage.workloads import NotATeamWorkload, WorkloadError, WorkloadUsage, parse_workload
 
 # Kueue's Workload as the collector reads it (served by every Kueue release with v1beta2 too).
 WORKLOAD_API_VERSION = "kueue.x-k8s.io/v1beta1"
@@ -87,3 +95,66 @@ def after_listing(kept: Mapping[str, KeptWorkload], listed: Iterable[Mapping[str
     gone = tuple(KeptWorkload(uid=uid, body=w.body, deleted=True) for uid, w in sorted(kept.items())
                  if uid not in fresh and not w.deleted)
     return ListingOutcome(listed=tuple(fresh.values()), gone=gone)
+
+
+@dataclass(frozen=True)
+class ClosedAttempt:
+    """An admission attempt a kept body showed and a later body no longer shows: the span facts
+    (times in epoch seconds), kept because the workload's object has forgotten them."""
+
+    team: str
+    priority_class: str | None
+    start: int
+    end: int
+    preempted: bool
+    units: tuple[tuple[str, ResourceKind, int], ...]  # (instance type, kind, units), sorted
+
+    def spans(self, cluster: str) -> list[Span]:
+        return [Span(self.team, cluster, itype, kind, self.priority_class, units, self.start, self.end, self.preempted)
+                for itype, kind, units in self.units if units > 0]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"team": self.team, "priority_class": self.priority_class, "start": self.start, "end": self.end,
+                "preempted": self.preempted, "units": [list(u) for u in self.units]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClosedAttempt:
+        return cls(team=str(data["team"]), priority_class=data["priority_class"], start=int(data["start"]),
+                   end=int(data["end"]), preempted=bool(data["preempted"]),
+                   units=tuple((str(i), ResourceKind(k), int(n)) for i, k, n in data["units"]))
+
+
+def closed_attempt(before: KeptWorkload | None, after: KeptWorkload, cluster: str) -> ClosedAttempt | None:
+    """The attempt `before` showed if `after` no longer shows it (no admission, or one with another
+    start), closed; None when `after` shows the same attempt (or `before` none). Its end: its own
+    ending when `before` had one; else `after`'s latest ending at or after its start (Kueue clears
+    the admission when it evicts: the ending is what remains); else, re-admitted with no ending
+    left (a listing after a gap), the new start, the latest it can have ended (quota is not held
+    twice), not marked preempted. Not a team's workload, or a body the accounting cannot read:
+    None (it has no attempt to account)."""
+    if before is None:
+        return None
+    old, new = _usage(before, cluster), _usage(after, cluster)
+    if old is None or old.attempt is None:
+        return None
+    attempt = old.attempt
+    new_start = new.attempt.start if new is not None and new.attempt is not None else None
+    if new_start == attempt.start:
+        return None
+    ending = attempt.ending
+    if ending is None and new is not None and new.last_ending is not None and new.last_ending.time >= attempt.start \
+            and (new_start is None or new.last_ending.time <= new_start):
+        ending = new.last_ending
+    if ending is None and new_start is None:
+        return None  # no end and no later start: nothing to close it with (Kueue leaves an end when it clears one)
+    end = ending.time if ending is not None else max(attempt.start, new_start or attempt.start)
+    return ClosedAttempt(team=old.team, priority_class=old.priority_class, start=attempt.start, end=end,
+                         preempted=ending is not None and ending.preempted,
+                         units=tuple(sorted((i, k, n) for (i, k), n in attempt.units.items())))
+
+
+def _usage(workload: KeptWorkload, cluster: str) -> WorkloadUsage | None:
+    try:
+        return parse_workload(workload.body, cluster=cluster)
+    except (NotATeamWorkload, WorkloadError):
+        return None

@@ -2,6 +2,7 @@
 
     <state_dir>/usage/<cluster>/checkpoint.json       the resourceVersion last applied, the covered ranges
     <state_dir>/usage/<cluster>/workloads/<uid>.json  each workload's latest body (and whether deleted)
+    <state_dir>/usage/<cluster>/attempts/<uid>.json   the attempts its earlier bodies showed, closed
     <state_dir>/usage/<cluster>/collector.lock        held by the one collector of the cluster (its pid)
 
 One JSON file per uid rather than JSON Lines segments: an event applied twice (replayed after a
@@ -10,7 +11,9 @@ appending a second line, so the disk never holds a workload twice and its reader
 de-duplication or compaction; a workload's record is rewritten only when the workload changes.
 Every write is atomic (a temporary file, then a rename): a crash leaves the previous file whole.
 The workload is written before the checkpoint that moves past its event, so a checkpoint never
-claims an event whose workload is not on disk.
+claims an event whose workload is not on disk. An attempt the new body no longer shows is written
+before that body (a crash between them replays the event, which closes the same attempt again);
+a uid's attempts only grow, one per start, so a replay adds nothing.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from typing import Any
 
 from engines.file_lock import file_lock_or_busy
 from engines.outcomes import PermanentError, TemporaryError
-from usage.collector_state import Checkpoint, KeptWorkload
+from usage.collector_state import Checkpoint, ClosedAttempt, KeptWorkload
 from usage.coverage import CoveredRange
 
 CHECKPOINT_FILE = "checkpoint.json"
 WORKLOADS_DIR = "workloads"
+ATTEMPTS_DIR = "attempts"
 LOCK_FILE = "collector.lock"
 
 
@@ -119,3 +123,27 @@ class CollectorStore:
             except (ValueError, KeyError, TypeError) as exc:
                 raise UsageStateUnreadable(f"{path} is unreadable ({exc}); delete it and run the collector with "
                                            "its checkpoint moved aside, so that it lists the cluster afresh") from exc
+
+    def record_attempt(self, uid: str, attempt: ClosedAttempt) -> bool:
+        """Add a closed attempt to the uid's attempts unless one with its start is there (a replayed
+        event); True when added."""
+        recorded = self.attempts(uid)
+        if any(a.start == attempt.start for a in recorded):
+            return False
+        directory = self.root / ATTEMPTS_DIR
+        directory.mkdir(parents=True, exist_ok=True)
+        kept = sorted((*recorded, attempt), key=lambda a: a.start)
+        _write_atomically(directory / f"{uid}.json", _encode({"uid": uid, "attempts": [a.as_dict() for a in kept]}))
+        return True
+
+    def attempts(self, uid: str) -> list[ClosedAttempt]:
+        """The uid's closed attempts in start order (none recorded: empty)."""
+        path = self.root / ATTEMPTS_DIR / f"{uid}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return [ClosedAttempt.from_dict(a) for a in data["attempts"]]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageStateUnreadable(f"{path} is unreadable ({exc}); the attempts it held are lost, delete it "
+                                       "to collect on") from exc
