@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
 from engines.desired import DesiredLookup, DesiredObject
 from engines.identity_store import MEMBER_ID_READ
 from engines.live.items import ScanFailure
-from engines.live.runner import CallCounter, ServiceClientFor
+from engines.live.runner import DEFAULT_CONCURRENCY, CallCounter, ServiceClientFor
 from engines.outcomes import Failure, guarded
 from stacks.graph import LOOKUP_PLACEHOLDER
 
@@ -55,25 +56,33 @@ READS: Mapping[str, tuple[str, Callable[[Any, CallCounter, Mapping[str, Any]], R
 }
 
 
-def read_lookups(lookups: Sequence[DesiredLookup], client_for: ServiceClientFor, calls: CallCounter,
-                 ) -> tuple[dict[str, Results], list[ScanFailure]]:
-    """Each lookup read once (by name: the same read in two stacks is one); the role lookups of
-    one account and path with one listing of its roles (one per permission set would list them
-    all again for each)."""
+def read_lookups(lookups: Sequence[DesiredLookup], client_for: ServiceClientFor, calls: CallCounter, *,
+                 concurrency: int = DEFAULT_CONCURRENCY) -> tuple[dict[str, Results], list[ScanFailure]]:
+    """Each lookup read once (by name: the same read in two stacks is one), `concurrency` at a
+    time (an org of a thousand projects names a few thousand groups: one GetGroupId each, which
+    in a row would dominate the scan); the role lookups of one account and path with one listing
+    of its roles (one per permission set would list them all again for each). `client_for` is
+    called from several threads: one client per place (`one_client_per_place`) is the caller's."""
     unique = list({lk.name: lk for lk in lookups}.values())
+    places = sorted({(lk.account, lk.region, lk.inputs["pathPrefix"]) for lk in unique if lk.type == ROLES}, key=str)
+    reads = [lk for lk in unique if lk.type != ROLES]
+
+    def listed_roles(place: tuple[str | None, str, str]) -> Sequence[Mapping[str, Any]]:
+        return [role for page in calls.pages(client_for("iam", place[0], place[1]), "list_roles",
+                                             PathPrefix=place[2]) for role in page["Roles"]]
+
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(places) + len(reads)))) as pool:
+        listed = dict(zip(places, pool.map(lambda p: guarded(listed_roles, p), places), strict=True))
+        read = dict(zip([lk.name for lk in reads], pool.map(
+            lambda lk: guarded(lambda one: _read_one(one, client_for, calls), lk), reads), strict=True))
     results: dict[str, Results] = {}
     failures: list[ScanFailure] = []
-    places = {(lk.account, lk.region, lk.inputs["pathPrefix"]) for lk in unique if lk.type == ROLES}
-    listed: dict[tuple[str | None, str, str], Sequence[Mapping[str, Any]] | Failure] = {
-        place: guarded(lambda p: [role for page in calls.pages(client_for("iam", p[0], p[1]), "list_roles",
-                                                                PathPrefix=p[2]) for role in page["Roles"]], place)
-        for place in sorted(places, key=str)}
     for lookup in unique:
         if lookup.type == ROLES:
             roles = listed[(lookup.account, lookup.region, lookup.inputs["pathPrefix"])]
             outcome: Results | Failure = roles if isinstance(roles, Failure) else _roles(roles, lookup.inputs)
         else:
-            outcome = guarded(lambda lk: _read_one(lk, client_for, calls), lookup)
+            outcome = read[lookup.name]
         if isinstance(outcome, Failure):
             failures.append(ScanFailure(lookup.stack, f"{lookup.type} {dict(lookup.inputs)}", outcome))
         else:

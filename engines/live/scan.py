@@ -107,7 +107,8 @@ def scan_with(context: ScanContext, client_for: ServiceClientFor, *, only: Colle
     # Only AWS units compare objects made from them: a scan of Kubernetes objects alone reads none.
     aws_units = any(u.client is None for service in services for u in service(context)
                     if u.covers is None or u.covers & chosen)
-    results, lookup_failures = read_lookups(context.lookups if aws_units else (), client_for, calls)
+    results, lookup_failures = read_lookups(context.lookups if aws_units else (), client_for, calls,
+                                                concurrency=concurrency)
     context = replace(context, desired=resolved(context.desired, results))
     units = [u for service in services for u in service(context) if u.covers is None or u.covers & chosen]
     scan = run_units(units, client_for, stacks=sorted(chosen), concurrency=concurrency, calls=calls)

@@ -90,6 +90,36 @@ def test_what_is_live_is_adopted_with_the_ids_the_provider_documents(aws: Embedd
     assert not [a for a in org if a.startswith("aws_iam_role_policy.")]  # role policies were not created
 
 
+def test_identity_center_objects_are_adopted_with_the_ids_the_provider_documents(aws: EmbeddedAws) -> None:
+    """The permission sets, their inline policies, boundaries and assignments (made with the access
+    entries, `live_apply`), and the access entries of the roles Identity Center provisioned: each
+    read back with boto3, the IDs as the provider's "Import" sections give them. The assignment's
+    principal and the entry's role come from data sources, read as terraform reads them."""
+    applied_example(aws, types=CREATED)
+    project = _adopted(aws, "project-vision")
+    ic = example_context().tree.org.model.identity_center  # type: ignore[union-attr]
+    assert ic is not None
+    sso = aws.client("sso-admin", account=PROD, region=ic.region)
+    arns = {sso.describe_permission_set(InstanceArn=ic.instance_arn, PermissionSetArn=a)["PermissionSet"]["Name"]: a
+            for a in sso.list_permission_sets(InstanceArn=ic.instance_arn)["PermissionSets"]}
+    engineer = arns["acme-vision-engineer"]
+    # permission set, inline policy, boundary attachment: `<permission set ARN>,<instance ARN>`
+    for address in ("aws_ssoadmin_permission_set.permission-set-engineer",
+                    "aws_ssoadmin_permission_set_inline_policy.permission-set-engineer-policy",
+                    "aws_ssoadmin_permissions_boundary_attachment.permission-set-engineer-boundary"):
+        assert project[address] == f"{engineer},{ic.instance_arn}", address
+    group = aws.client("identitystore", account=PROD, region=ic.region).get_group_id(
+        IdentityStoreId=ic.identity_store_id,
+        AlternateIdentifier={"UniqueAttribute": {"AttributePath": "DisplayName", "AttributeValue": "vision-engineers"}})
+    # account assignment: principal_id,principal_type,target_id,target_type,permission_set_arn,instance_arn
+    assert project["aws_ssoadmin_account_assignment.assignment-engineer-group-vision-engineers_ml-prod"] == (
+        f"{group['GroupId']},GROUP,{PROD},AWS_ACCOUNT,{engineer},{ic.instance_arn}")
+    (role,) = [r["Arn"] for r in aws.client("iam", account=PROD, region=ic.region).list_roles(
+        PathPrefix=f"/aws-reserved/sso.amazonaws.com/{ic.region}/")["Roles"]
+        if r["RoleName"].startswith("AWSReservedSSO_acme-vision-engineer_")]
+    assert project["aws_eks_access_entry.access-sso-engineer_gpu-west"] == f"gpu-west-eks:{role}"
+
+
 def test_nothing_live_nothing_adopted(aws: EmbeddedAws) -> None:
     applied_example(aws, types=())
     assert _adopted(aws, "project-vision") == {}

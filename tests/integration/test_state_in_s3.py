@@ -127,7 +127,7 @@ def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3
     kept = {item["Key"] for item in s3.list_objects_v2(Bucket=BUCKET, Prefix="prod/stacks/project-speech/")["Contents"]}
     assert {"prod/stacks/project-speech/main.tf.json", "prod/stacks/project-speech/inventory.json"} <= kept
     iam = own_endpoint.client("iam", account="111122223333", region=REGION)
-    assert [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if "engineer" in r["RoleName"]]
+    assert [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if r["RoleName"] == "acme-speech-lead"]
 
     shutil.rmtree(tmp_path / "state")
     repo = git.Repo(clone)
