@@ -267,7 +267,9 @@ def _identity_center(story: Story, tree: GovernanceTree) -> None:
             PathPrefix=naming.sso_role_path(ic.region))["Roles"]
         click.echo(f"      roles Identity Center provisioned in {PROD}: {len(roles)}, e.g. "
                    f"{next(r['Arn'] for r in roles if vision in r['RoleName'])}")
-        story.hypergov("access", "--person", "sgarcia")  # in two groups (embedded_aws/identity_people.yaml)
+        # sgarcia is in two groups (embedded_aws/identity_people.yaml); the grants' merge from the
+        # remote's audit branch, where the daemon pushed its records
+        story.hypergov("access", "--person", "sgarcia", "--audit-repo", story.remote.as_uri())
         if len(assigned) != 1:  # config/projects/vision.yaml: Engineer has one group (and alice, an IAM user)
             raise DemoError(f"{vision} is not assigned to exactly vision's one Engineer group")
 
