@@ -136,6 +136,15 @@ class CollectorStore:
         _write_atomically(directory / f"{uid}.json", _encode({"uid": uid, "attempts": [a.as_dict() for a in kept]}))
         return True
 
+    def uids_with_attempts(self) -> frozenset[str]:
+        """The uids that have closed attempts recorded: one directory listing, so that a reader of
+        every workload does not probe a file per uid (most workloads have one attempt, no file)."""
+        directory = self.root / ATTEMPTS_DIR
+        if not directory.is_dir():
+            return frozenset()
+        return frozenset(name[:-5] for name in os.listdir(directory) if name.endswith(".json")
+                         and not name.startswith("."))
+
     def attempts(self, uid: str) -> list[ClosedAttempt]:
         """The uid's closed attempts in start order (none recorded: empty)."""
         path = self.root / ATTEMPTS_DIR / f"{uid}.json"

@@ -40,8 +40,9 @@ def cluster_spans(store: CollectorStore, *, now: int) -> list[Span]:
     its start: the latest body's attempt is left out when it was recorded closed already (a body
     replayed after the attempt it showed was closed)."""
     spans: list[Span] = []
+    with_attempts = store.uids_with_attempts()
     for workload in store.workloads():
-        closed = store.attempts(workload.uid)
+        closed = store.attempts(workload.uid) if workload.uid in with_attempts else []
         for attempt in closed:
             spans.extend(attempt.spans(store.cluster))
         try:

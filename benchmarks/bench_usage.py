@@ -1,0 +1,181 @@
+"""Usage end to end (issue 30): one month of Kueue Workloads across 500 teams and 20 clusters,
+ingested from the collector's store (read, parsed, accounted per 5-minute interval, written to
+the Parquet warehouse) and reported (the month's DuckDB queries); 100,000 and 1,000,000
+workloads and the ratio between them (linear cost: about 10x).
+
+The stores are generated once per size (untimed) in the collector's own format (`CollectorStore`:
+a checkpoint covering the month and one JSON file per workload, each a finished or preempted
+Workload as the API server returns it: admission on `ml.p5.48xlarge` with GPUs and CPU, the
+QuotaReserved / Admitted / Finished or Evicted conditions), under benchmarks/.cache/ (reused; delete
+it to regenerate). Timed: `usage.ingest.account_clusters` (the clusters in parallel processes, as
+`hypergov usage report` runs it) and `Warehouse.period` for the month. Run:
+`python -m benchmarks.bench_usage` (`--big 0` skips the 1,000,000 run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks.common import print_table, write_results
+from usage.accounting import Pool
+from usage.collector_state import Checkpoint
+from usage.collector_store import CollectorStore
+from usage.coverage import CoveredRange
+from usage.ingest import ClusterJob, account_clusters
+from usage.resources import GPU_UNITS, MILLICORES, ResourceKind
+from usage.spans import iso
+from usage.warehouse import Warehouse, month_window
+
+MONTH = "2026-03"
+TEAMS, CLUSTERS = 500, 20
+INSTANCE_TYPE = "ml.p5.48xlarge"
+GPUS_PER_CLUSTER = 512  # 64 instances of 8 GPUs and 192 vCPUs
+VCPUS_PER_GPU = 24
+GUARANTEE_GPUS = 18  # each of a cluster's 25 teams: 450 of 512 GPUs guaranteed in all
+STRATEGIES = ("LendAndBorrow", "Lend", "LendAndBorrow", "DontLend")
+PRIORITIES = ("inference", "training", "experimentation")
+CACHE = Path(__file__).resolve().parent / ".cache"
+
+
+def cluster_name(c: int) -> str:
+    return f"cluster-{c:02d}"
+
+
+def cluster_teams(c: int) -> list[str]:
+    per = TEAMS // CLUSTERS
+    return [f"team-{c * per + n:03d}" for n in range(per)]
+
+
+def pools(c: int) -> tuple[Pool, ...]:
+    teams = cluster_teams(c)
+    sharing = {t: STRATEGIES[n % len(STRATEGIES)] for n, t in enumerate(teams)}
+    gpu = Pool(cluster_name(c), INSTANCE_TYPE, ResourceKind.GPU, GPUS_PER_CLUSTER * GPU_UNITS,
+               {t: GUARANTEE_GPUS * GPU_UNITS for t in teams}, sharing)  # type: ignore[arg-type]
+    vcpu = Pool(cluster_name(c), INSTANCE_TYPE, ResourceKind.VCPU, GPUS_PER_CLUSTER * VCPUS_PER_GPU * MILLICORES,
+                {t: GUARANTEE_GPUS * VCPUS_PER_GPU * MILLICORES for t in teams}, sharing)  # type: ignore[arg-type]
+    return gpu, vcpu
+
+
+def _condition(kind: str, at: int, reason: str = "") -> dict[str, str]:
+    return {"type": kind, "status": "True", "lastTransitionTime": iso(at), "reason": reason or kind,
+            "message": ""}
+
+
+def workload(team: str, uid: str, priority: str, gpus: int, start: int, end: int, preempted: bool) -> dict[str, object]:
+    """A finished (or preempted) Workload of one pod asking `gpus` GPUs, shaped like Kueue's."""
+    ending = _condition("Evicted", end, "Preempted") if preempted else _condition("Finished", end, "Succeeded")
+    cpu = str(gpus * VCPUS_PER_GPU)
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+        "metadata": {"name": f"job-{uid}", "namespace": f"hyperpod-ns-{team}", "uid": uid, "resourceVersion": "1"},
+        "spec": {"queueName": f"hyperpod-ns-{team}-localqueue", "priorityClassName": f"{priority}-priority",
+                 "priorityClassSource": "kueue.x-k8s.io/workloadpriorityclass", "priority": 100,
+                 "podSets": [{"name": "main", "count": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                     {"name": "trainer", "image": "registry.example/train:1",
+                      "resources": {"requests": {"cpu": cpu, "nvidia.com/gpu": str(gpus)}}}]}}}]},
+        "status": {
+            "admission": {"clusterQueue": f"hyperpod-ns-{team}-clusterqueue", "podSetAssignments": [{
+                "name": "main", "count": 1, "flavors": {"cpu": INSTANCE_TYPE, "nvidia.com/gpu": INSTANCE_TYPE},
+                "resourceUsage": {"cpu": cpu, "nvidia.com/gpu": str(gpus)}}]},
+            "conditions": [_condition("QuotaReserved", start), _condition("Admitted", start), ending]}}
+
+
+def generate_cluster(args: tuple[Path, int, int, int]) -> int:
+    """One cluster's store: its teams' workloads back to back per (team, class) lane over the month,
+    1-6 GPUs each (3 lanes of at most 6 stay within the team's 18-GPU guarantee)."""
+    state_dir, c, per_lane, seed = args
+    rng = random.Random(seed * 1000 + c)
+    start, end = month_window(MONTH)
+    mean = (end - start) // per_lane
+    store = CollectorStore.of(state_dir, cluster_name(c))
+    directory = store.root / "workloads"
+    directory.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for team in cluster_teams(c):
+        for priority in PRIORITIES:
+            now = start
+            for n in range(per_lane):
+                length = rng.randint(mean // 2, mean * 3 // 2)
+                uid = f"{team}-{priority[:3]}-{n:06d}"
+                body = workload(team, uid, priority, rng.randint(1, 6), now, min(now + length, end - 1),
+                                rng.random() < 0.05)
+                # the store's own record format (CollectorStore.put), written without its temporary file
+                (directory / f"{uid}.json").write_text(json.dumps(
+                    {"uid": uid, "deleted": True, "body": body}, sort_keys=True, separators=(",", ":")) + "\n")
+                written += 1
+                now += length
+    store.save(Checkpoint(resource_version="1", coverage=(CoveredRange(
+        start=_utc(start), end=_utc(end), began="list"),)))
+    return written
+
+
+def _utc(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def stores(count: int, seed: int) -> Path:
+    """The generated stores for `count` workloads (made once, reused)."""
+    per_lane = max(1, count // (TEAMS * len(PRIORITIES)))
+    root = CACHE / f"usage-{per_lane * TEAMS * len(PRIORITIES)}-{seed}"
+    if (root / "complete").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    print(f"generating {per_lane * TEAMS * len(PRIORITIES):,} workloads under {root} (once)", flush=True)
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(generate_cluster, [(root / "state", c, per_lane, seed) for c in range(CLUSTERS)]))
+    (root / "complete").write_text("")
+    return root
+
+
+def measure(count: int, *, seed: int) -> dict[str, float]:
+    root = stores(count, seed)
+    workloads = sum(1 for c in range(CLUSTERS) for _ in os.scandir(root / "state" / "usage" / cluster_name(c) / "workloads"))
+    warehouse = root / "warehouse"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    start, end = month_window(MONTH)
+    jobs = [ClusterJob(cluster_name(c), pools(c), root / "state", warehouse, now=end + 3600, months=(MONTH,))
+            for c in range(CLUSTERS)]
+    wall, cpu, children = time.perf_counter(), time.process_time(), os.times()
+    account_clusters(jobs)
+    ingest = time.perf_counter() - wall
+    period = Warehouse(warehouse).period(start, end)
+    report = time.perf_counter() - wall - ingest
+    after = os.times()
+    cpu_s = time.process_time() - cpu + (after.children_user - children.children_user) + \
+        (after.children_system - children.children_system)
+    used = sum(t.used for t in period.teams if t.kind is ResourceKind.GPU)
+    size = sum(f.stat().st_size for f in warehouse.rglob("*.parquet"))
+    return {"workloads": workloads, "ingest_s": ingest, "report_s": report, "wall_s": ingest + report,
+            "cpu_s": cpu_s, "gpu_hours": used, "parquet_mb": size / 1e6, "workloads_per_s": workloads / (ingest + report)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=100_000)
+    parser.add_argument("--big", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    runs = [measure(args.small, seed=args.seed)] + ([measure(args.big, seed=args.seed)] if args.big else [])
+    rows = [[r["workloads"], r["ingest_s"], r["report_s"], r["wall_s"], r["cpu_s"], round(r["gpu_hours"]),
+             r["parquet_mb"], round(r["workloads_per_s"])] for r in runs]
+    print_table(f"usage: one month ({MONTH}), {TEAMS} teams, {CLUSTERS} clusters, {os.cpu_count()} cores",
+                ["workloads", "ingest s", "report s", "wall s", "cpu s", "GPU-hours", "Parquet MB", "workloads/s"],
+                rows)
+    payload: dict[str, object] = {"month": MONTH, "teams": TEAMS, "clusters": CLUSTERS, "runs": runs}
+    if len(runs) == 2:
+        payload["wall_ratio"] = runs[1]["wall_s"] / runs[0]["wall_s"]
+        print(f"\n{runs[1]['workloads']:,} / {runs[0]['workloads']:,} wall-time ratio: {payload['wall_ratio']:.1f} "
+              "(10 would be linear)")
+    write_results("usage", payload)
+
+
+if __name__ == "__main__":
+    main()
