@@ -4,8 +4,10 @@ the Parquet warehouse) and reported (the month's DuckDB queries); 100,000 and 1,
 workloads and the ratio between them (linear cost: about 10x).
 
 The stores are generated once per size (untimed) in the collector's own format (`CollectorStore`:
-a checkpoint covering the month and one JSON file per workload, each a finished or preempted
-Workload as the API server returns it: admission on `ml.p5.48xlarge` with GPUs and CPU, the
+a checkpoint covering the month and the finished segments: per deleted workload a line with its
+last body and a line with its attempt as the collector reads it once when it retires it
+(`collector_state.retired`); each a finished or preempted Workload as the API server returns it:
+admission on `ml.p5.48xlarge` with GPUs and CPU, the
 QuotaReserved / Admitted / Finished or Evicted conditions), under benchmarks/.cache/ (reused; delete
 it to regenerate). Timed: `usage.ingest.account_clusters` (the clusters in parallel processes, as
 `hypergov usage report` runs it) and `Warehouse.period` for the month. Run:
@@ -15,7 +17,6 @@ it to regenerate). Timed: `usage.ingest.account_clusters` (the clusters in paral
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -26,8 +27,8 @@ from pathlib import Path
 
 from benchmarks.common import print_table, write_results
 from usage.accounting import Pool
-from usage.collector_state import Checkpoint
-from usage.collector_store import CollectorStore
+from usage.collector_state import Checkpoint, KeptWorkload, retired
+from usage.collector_store import ATTEMPTS, BODIES, FINISHED_DIR, CollectorStore, attempts_line, body_line
 from usage.coverage import CoveredRange
 from usage.ingest import ClusterJob, account_clusters
 from usage.resources import GPU_UNITS, MILLICORES, ResourceKind
@@ -73,14 +74,15 @@ def workload(team: str, uid: str, priority: str, gpus: int, start: int, end: int
     """A finished (or preempted) Workload of one pod asking `gpus` GPUs, shaped like Kueue's."""
     ending = _condition("Evicted", end, "Preempted") if preempted else _condition("Finished", end, "Succeeded")
     cpu = str(gpus * VCPUS_PER_GPU)
+    container = {"name": "trainer", "image": "registry.example/train:1",
+                 "resources": {"requests": {"cpu": cpu, "nvidia.com/gpu": str(gpus)}}}
     return {
         "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
         "metadata": {"name": f"job-{uid}", "namespace": f"hyperpod-ns-{team}", "uid": uid, "resourceVersion": "1"},
         "spec": {"queueName": f"hyperpod-ns-{team}-localqueue", "priorityClassName": f"{priority}-priority",
                  "priorityClassSource": "kueue.x-k8s.io/workloadpriorityclass", "priority": 100,
-                 "podSets": [{"name": "main", "count": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [
-                     {"name": "trainer", "image": "registry.example/train:1",
-                      "resources": {"requests": {"cpu": cpu, "nvidia.com/gpu": str(gpus)}}}]}}}]},
+                 "podSets": [{"name": "main", "count": 1, "template": {"spec": {"restartPolicy": "Never",
+                                                                               "containers": [container]}}}]},
         "status": {
             "admission": {"clusterQueue": f"hyperpod-ns-{team}-clusterqueue", "podSetAssignments": [{
                 "name": "main", "count": 1, "flavors": {"cpu": INSTANCE_TYPE, "nvidia.com/gpu": INSTANCE_TYPE},
@@ -96,8 +98,7 @@ def generate_cluster(args: tuple[Path, int, int, int]) -> int:
     start, end = month_window(MONTH)
     mean = (end - start) // per_lane
     store = CollectorStore.of(state_dir, cluster_name(c))
-    directory = store.root / "workloads"
-    directory.mkdir(parents=True, exist_ok=True)
+    segments: dict[str, list[str]] = {}
     written = 0
     for team in cluster_teams(c):
         for priority in PRIORITIES:
@@ -105,13 +106,19 @@ def generate_cluster(args: tuple[Path, int, int, int]) -> int:
             for n in range(per_lane):
                 length = rng.randint(mean // 2, mean * 3 // 2)
                 uid = f"{team}-{priority[:3]}-{n:06d}"
-                body = workload(team, uid, priority, rng.randint(1, 6), now, min(now + length, end - 1),
-                                rng.random() < 0.05)
-                # the store's own record format (CollectorStore.put), written without its temporary file
-                (directory / f"{uid}.json").write_text(json.dumps(
-                    {"uid": uid, "deleted": True, "body": body}, sort_keys=True, separators=(",", ":")) + "\n")
+                finished = min(now + length, end - 1)
+                body = workload(team, uid, priority, rng.randint(1, 6), now, finished, rng.random() < 0.05)
+                # deleted when it finished: retired on that day, in the store's own format
+                day = _utc(finished).strftime("%Y-%m-%d")
+                record = retired(KeptWorkload(uid=uid, body=body, deleted=True), (), cluster_name(c), now=finished)
+                segments.setdefault(f"{BODIES}-{day}", []).append(body_line(uid, body))
+                segments.setdefault(f"{ATTEMPTS}-{day}", []).append(attempts_line(record))
                 written += 1
                 now += length
+    directory = store.root / FINISHED_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, lines in segments.items():
+        (directory / f"{name}.jsonl").write_text("".join(lines))
     store.save(Checkpoint(resource_version="1", coverage=(CoveredRange(
         start=_utc(start), end=_utc(end), began="list"),)))
     return written
@@ -124,7 +131,7 @@ def _utc(seconds: int) -> datetime:
 def stores(count: int, seed: int) -> Path:
     """The generated stores for `count` workloads (made once, reused)."""
     per_lane = max(1, count // (TEAMS * len(PRIORITIES)))
-    root = CACHE / f"usage-{per_lane * TEAMS * len(PRIORITIES)}-{seed}"
+    root = CACHE / f"usage-segments-{per_lane * TEAMS * len(PRIORITIES)}-{seed}"
     if (root / "complete").exists():
         return root
     shutil.rmtree(root, ignore_errors=True)
@@ -137,7 +144,7 @@ def stores(count: int, seed: int) -> Path:
 
 def measure(count: int, *, seed: int) -> dict[str, float]:
     root = stores(count, seed)
-    workloads = sum(1 for c in range(CLUSTERS) for _ in os.scandir(root / "state" / "usage" / cluster_name(c) / "workloads"))
+    workloads = sum(len(CollectorStore.of(root / "state", cluster_name(c)).retired()) for c in range(CLUSTERS))
     warehouse = root / "warehouse"
     shutil.rmtree(warehouse, ignore_errors=True)
     start, end = month_window(MONTH)
@@ -154,7 +161,8 @@ def measure(count: int, *, seed: int) -> dict[str, float]:
     used = sum(t.used for t in period.teams if t.kind is ResourceKind.GPU)
     size = sum(f.stat().st_size for f in warehouse.rglob("*.parquet"))
     return {"workloads": workloads, "ingest_s": ingest, "report_s": report, "wall_s": ingest + report,
-            "cpu_s": cpu_s, "gpu_hours": used, "parquet_mb": size / 1e6, "workloads_per_s": workloads / (ingest + report)}
+            "cpu_s": cpu_s, "gpu_hours": used, "parquet_mb": size / 1e6,
+            "workloads_per_s": workloads / (ingest + report)}
 
 
 def main() -> None:

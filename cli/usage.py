@@ -47,7 +47,8 @@ def collect_cmd(settings_file: Path | None, config_dir: Path | None, clusters: t
     every cluster with a kubeconfig into <state_dir>/usage/<cluster>/.
 
     The first run lists the Workloads and watches from the list's resourceVersion; every change is
-    kept by workload uid (a deleted workload keeps its last body) and checkpointed as it arrives.
+    kept by workload uid (a deleted workload keeps its last body, retired to the day's finished
+    segment) and checkpointed as it arrives.
     A restart resumes from the checkpoint (nothing lost, nothing counted twice); when the API server
     no longer has that version, it lists again. The checkpoint also records the time ranges the
     cluster was watched: the accounting reports the rest as missing, never as idle. Progress goes
@@ -80,8 +81,9 @@ def collect_cmd(settings_file: Path | None, config_dir: Path | None, clusters: t
             click.echo(f"ERROR cluster {summary.cluster}: {summary.failure.kind} error: {summary.failure.message}",
                        err=True)
         elif not as_json:
-            click.echo(f"{summary.cluster}: {summary.workloads_kept} workload(s) kept "
-                       f"({summary.workloads_deleted} deleted), {summary.events_applied} event(s) applied, "
+            click.echo(f"{summary.cluster}: {summary.workloads_kept} workload(s) on the cluster, "
+                       f"{summary.workloads_deleted} deleted one(s) retired, "
+                       f"{summary.events_applied} event(s) applied, "
                        f"resourceVersion {summary.resource_version}, {len(summary.coverage)} covered range(s)")
     sys.exit(1 if any(s.failure for s in summaries) else 0)
 

@@ -70,8 +70,9 @@ class CollectOptions:
 
 @dataclass(frozen=True)
 class ClusterSummary:
-    """What one cluster's collection ended with: this run's events, the kept totals, and the
-    checkpoint as last written."""
+    """What one cluster's collection ended with: this run's events, the workloads on the cluster
+    (`workloads_kept`), the deleted ones retired to the finished segments in this run
+    (`workloads_deleted`), and the checkpoint as last written."""
 
     cluster: str
     workloads_kept: int
@@ -104,10 +105,19 @@ class ClusterCollector:
                  progress: Progress = lambda line: None, page_size: int = PAGE_SIZE) -> None:
         self.cluster, self.api, self.store = cluster, api, store
         self.clock, self.progress, self.page_size = clock, progress, page_size
-        self.kept: dict[str, KeptWorkload] = {w.uid: w for w in store.workloads()}
+        self.kept: dict[str, KeptWorkload] = {w.uid: w for w in store.live_workloads()}  # what is on the cluster
         self.checkpoint = store.checkpoint()
         self.saved = self.checkpoint  # as on disk: `checkpoint` may hold a range opened since, with nothing in it yet
         self.events_applied = 0
+        self.retired = 0
+        for gone in [w for w in self.kept.values() if w.deleted]:  # kept as live files by an earlier version
+            self._retire(gone)
+
+    def _retire(self, workload: KeptWorkload) -> None:
+        """Its life is over: to the day's finished segment (`collector_store`), out of memory."""
+        self.store.retire(workload, self.clock())
+        self.kept.pop(workload.uid, None)
+        self.retired += 1
 
     def start(self) -> None:
         """Resume from the checkpoint's resourceVersion, or list when there is none."""
@@ -177,8 +187,7 @@ class ClusterCollector:
             self._save(self.checkpoint.resource_version)
 
     def summary(self, failure: Failure | None = None) -> ClusterSummary:
-        return ClusterSummary(cluster=self.cluster, workloads_kept=len(self.kept),
-                              workloads_deleted=sum(1 for w in self.kept.values() if w.deleted),
+        return ClusterSummary(cluster=self.cluster, workloads_kept=len(self.kept), workloads_deleted=self.retired,
                               events_applied=self.events_applied,
                               resource_version=self.saved.resource_version,
                               coverage=self.saved.coverage, failure=failure)
@@ -190,6 +199,9 @@ class ClusterCollector:
         closed = closed_attempt(before, workload, self.cluster)
         if closed is not None:  # before the body that forgets it (SEMANTICS.md U6)
             self.store.record_attempt(workload.uid, closed)
+        if workload.deleted:
+            self._retire(workload)
+            return
         self.store.put(workload)
         self.kept[workload.uid] = workload
 

@@ -18,14 +18,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from engines.kube import WatchEvent
 from engines.outcomes import PermanentError
 from usage.coverage import Coverage
 from usage.resources import ResourceKind
-from usage.spans import Span
-from usage.workloads import NotATeamWorkload, WorkloadError, WorkloadUsage, parse_workload
+from usage.spans import Span, epoch_seconds
+from usage.workloads import READING_RULES, NotATeamWorkload, WorkloadError, WorkloadUsage, parse_workload
 
 # Kueue's Workload as the collector reads it (served by every Kueue release with v1beta2 too).
 WORKLOAD_API_VERSION = "kueue.x-k8s.io/v1beta1"
@@ -40,6 +41,58 @@ class KeptWorkload:
     uid: str
     body: Mapping[str, Any]
     deleted: bool = False
+
+
+@dataclass(frozen=True)
+class RetiredWorkload:
+    """A workload deleted from its cluster, as the store keeps it once its life is over: the
+    attempts its earlier bodies showed, and the attempt its last body shows, closed (`last`, read
+    under `rules`, `usage.workloads.READING_RULES`; None: it has none, or it is no team's).
+    `rules` None: the body could not be read when it was retired (readers read it again and report
+    why). Its last body is kept beside it (`CollectorStore.retired_bodies`)."""
+
+    uid: str
+    attempts: tuple[ClosedAttempt, ...] = ()
+    last: ClosedAttempt | None = None
+    rules: int | None = None
+
+    def spans(self, cluster: str) -> list[Span] | None:
+        """Its spans, or None when its last attempt must be read from the body (other rules)."""
+        if self.rules != READING_RULES:
+            return None
+        closed = [*self.attempts, *(a for a in [self.last] if a is not None and
+                                     all(b.start != a.start for b in self.attempts))]
+        return [span for attempt in closed for span in attempt.spans(cluster)]
+
+
+def retired(workload: KeptWorkload, attempts: tuple[ClosedAttempt, ...], cluster: str, *,
+            now: int) -> RetiredWorkload:
+    """A deleted workload as the store retires it: its last attempt read once, here. An attempt
+    still running when its workload was deleted ended then (`metadata.deletionTimestamp`, else
+    `now`, when the collector saw the deletion): the quota is released with the object."""
+    try:
+        usage = parse_workload(workload.body, cluster=cluster)
+    except NotATeamWorkload:
+        return RetiredWorkload(workload.uid, attempts, None, READING_RULES)
+    except WorkloadError:
+        return RetiredWorkload(workload.uid, attempts, None, None)
+    attempt = usage.attempt
+    if attempt is None:
+        return RetiredWorkload(workload.uid, attempts, None, READING_RULES)
+    deleted = _deletion_time(workload.body, now)
+    end = attempt.ending.time if attempt.ending is not None else max(attempt.start, deleted)
+    last = ClosedAttempt(team=usage.team, priority_class=usage.priority_class, start=attempt.start, end=end,
+                         preempted=attempt.ending is not None and attempt.ending.preempted,
+                         units=tuple(sorted((i, k, n) for (i, k), n in attempt.units.items())))
+    return RetiredWorkload(workload.uid, attempts, last, READING_RULES)
+
+
+def _deletion_time(body: Mapping[str, Any], now: int) -> int:
+    stamp = (body.get("metadata") or {}).get("deletionTimestamp")
+    try:
+        return epoch_seconds(datetime.fromisoformat(stamp)) if isinstance(stamp, str) else now
+    except ValueError:
+        return now
 
 
 @dataclass(frozen=True)

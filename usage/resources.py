@@ -10,6 +10,7 @@ counted in 56ths (lcm(7, 8)), so every such share is a whole number of units.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -101,6 +102,19 @@ def parse_quantity(quantity: object) -> Decimal:
 
 
 def units_of(resource: str, quantity: object, instance_type: str | None = None) -> tuple[ResourceKind, int] | None:
+    """`quantity` of `resource` on `instance_type` in whole units of its kind (see `_units_of`).
+    The same few quantities recur in every workload of a cluster, so answers are kept."""
+    if isinstance(quantity, str | int) and not isinstance(quantity, bool):
+        return _kept_units_of(resource, quantity, instance_type)
+    return _units_of(resource, quantity, instance_type)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept_units_of(resource: str, quantity: str | int, instance_type: str | None) -> tuple[ResourceKind, int] | None:
+    return _units_of(resource, quantity, instance_type)
+
+
+def _units_of(resource: str, quantity: object, instance_type: str | None) -> tuple[ResourceKind, int] | None:
     """`quantity` of `resource` on `instance_type` in whole units of its kind; None when the
     resource is not counted. A quantity Kubernetes cannot allocate (1.5 GPUs or MIG partitions:
     extended resources are whole; `0.5m` CPU: the least is a millicore) is refused: it means the

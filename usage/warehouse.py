@@ -58,7 +58,8 @@ def month_window(month: str) -> tuple[int, int]:
         first = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC)
     except ValueError as error:
         raise ValueError(f"month '{month}' is not YYYY-MM (e.g. 2026-03)") from error
-    following = first.replace(year=first.year + 1, month=1) if first.month == 12 else first.replace(month=first.month + 1)
+    following = first.replace(year=first.year + 1, month=1) if first.month == 12 else \
+        first.replace(month=first.month + 1)
     return int(first.timestamp()), int(following.timestamp())
 
 
@@ -73,7 +74,7 @@ class Warehouse:
     def write_month(self, cluster: str, month: str, accounts: Sequence[PoolAccount], *, final: bool) -> None:
         """Replace the (cluster, month) partition of every table with `accounts`' intervals, and
         record whether the month is final (accounted after its end)."""
-        with _connection() as con:
+        with _connection(threads=1) as con:  # one cluster's month is small; clusters run in parallel
             for table, (relations, select) in (_month_columns(accounts) if accounts else {}).items():
                 target = self._partition(table, cluster, month) / PART_FILE
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -111,37 +112,33 @@ class Warehouse:
                    for table in TABLES):
             return UsagePeriod(start, end, [], [], [], [])
         where = _where(start, end, teams, clusters)
-        where_t = _where(start, end, teams, clusters, alias="t.")
         pool_where = _where(start, end, (), clusters)
         with _connection() as con:
             sources = {table: f"read_parquet('{_quoted(self.root / table)}/*/*/{PART_FILE}', {_HIVE})"
                        for table in TABLES}
-            team_rows = con.execute(TEAM_QUERY.format(where=where, where_t=where_t, **sources)).fetchall()
+            team_rows = con.execute(TEAM_QUERY.format(where=where, **sources)).fetchall()
             pool_rows = con.execute(POOL_QUERY.format(where=pool_where, **sources)).fetchall()
             day_rows = con.execute(DAY_QUERY.format(where=where, **sources)).fetchall()
             gap_rows = con.execute(GAP_QUERY.format(where=pool_where, **sources)).fetchall()
         return UsagePeriod(
             start, end,
-            teams=[TeamUsage(r[0], r[1], r[2], ResourceKind(r[3]), *map(float, r[4:])) for r in team_rows],
-            pools=[PoolUsage(r[0], r[1], ResourceKind(r[2]), *map(float, r[3:7]), int(r[7]), int(r[8]))
+            teams=[TeamUsage._make((*r[:3], ResourceKind(r[3]), *map(float, r[4:]))) for r in team_rows],
+            pools=[PoolUsage._make((*r[:2], ResourceKind(r[2]), *map(float, r[3:7]), int(r[7]), int(r[8])))
                    for r in pool_rows],
-            days=[TeamDay(r[0], r[1], r[2], ResourceKind(r[3]), int(r[4]), *map(float, r[5:11]), int(r[11]))
+            days=[TeamDay._make((*r[:3], ResourceKind(r[3]), int(r[4]), *map(float, r[5:11]), int(r[11])))
                   for r in day_rows],
             missing=_missing_periods(gap_rows))
 
 
 # The queries: Athena runs them with each `{table}` replaced by its table name (README).
 TEAM_QUERY: Final = """
-SELECT t.team, t.cluster, t.instance_type, t.kind,
-       SUM(COALESCE(t.used, 0)), SUM(COALESCE(t.own, 0)), SUM(COALESCE(t.borrowed, 0)),
-       SUM(COALESCE(t.lent, 0)), SUM(COALESCE(t.idle_guarantee, 0)), COALESCE(MAX(l.lost), 0)
-FROM {team_intervals} t
-LEFT JOIN (SELECT team, cluster, instance_type, kind, SUM(lost_to_preemption) AS lost
-           FROM {class_intervals} WHERE {where} GROUP BY team, cluster, instance_type, kind) l
-  ON l.team = t.team AND l.cluster = t.cluster AND l.instance_type = t.instance_type AND l.kind = t.kind
-WHERE {where_t}
-GROUP BY t.team, t.cluster, t.instance_type, t.kind
-ORDER BY t.cluster, t.instance_type, t.kind, t.team
+SELECT team, cluster, instance_type, kind,
+       SUM(COALESCE(used, 0)), SUM(COALESCE(own, 0)), SUM(COALESCE(borrowed, 0)), SUM(COALESCE(lent, 0)),
+       SUM(COALESCE(idle_guarantee, 0)), SUM(COALESCE(lost_to_preemption, 0))
+FROM {team_intervals}
+WHERE {where}
+GROUP BY team, cluster, instance_type, kind
+ORDER BY cluster, instance_type, kind, team
 """
 
 POOL_QUERY: Final = """
@@ -174,13 +171,13 @@ ORDER BY cluster, interval_start
 """
 
 
-def _where(start: int, end: int, teams: Sequence[str], clusters: Sequence[str], *, alias: str = "") -> str:
+def _where(start: int, end: int, teams: Sequence[str], clusters: Sequence[str]) -> str:
     """A WHERE clause on the interval's start and the filters (names are quoted as SQL strings)."""
-    terms = [f"{alias}interval_start >= {int(start)}", f"{alias}interval_start < {int(end)}"]
+    terms = [f"interval_start >= {int(start)}", f"interval_start < {int(end)}"]
     if teams:
-        terms.append(f"{alias}team IN ({', '.join(_literal(t) for t in teams)})")
+        terms.append(f"team IN ({', '.join(_literal(t) for t in teams)})")
     if clusters:
-        terms.append(f"{alias}cluster IN ({', '.join(_literal(c) for c in clusters)})")
+        terms.append(f"cluster IN ({', '.join(_literal(c) for c in clusters)})")
     return " AND ".join(terms)
 
 
@@ -205,8 +202,8 @@ def _missing_periods(rows: Sequence[tuple[str, int]]) -> list[MissingPeriod]:
 
 
 @contextmanager
-def _connection() -> Iterator[duckdb.DuckDBPyConnection]:
-    con = duckdb.connect(":memory:")
+def _connection(threads: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect(":memory:", config={"threads": threads} if threads else {})
     try:
         yield con
     finally:
@@ -224,10 +221,11 @@ def _write_json(path: Path, data: object) -> None:
 
 Columns = dict[str, np.ndarray]
 
+TEAM_FIGURES: Final = ("used", "own", "borrowed", "lent", "idle_guarantee", "lost_to_preemption")
 _FIGURE = "CASE WHEN s.missing THEN NULL ELSE s.{0} END AS {0}"
 TEAM_SELECT: Final = f"""
 SELECT n.team, p.instance_type, p.kind, s.interval_start, s.missing, s.guarantee,
-       {', '.join(_FIGURE.format(f) for f in ('used', 'own', 'borrowed', 'lent', 'idle_guarantee'))}
+       {', '.join(_FIGURE.format(f) for f in TEAM_FIGURES)}
 FROM source s JOIN teams n ON n.code = s.team_code JOIN pools p ON p.code = s.pool_code
 """
 CLASS_SELECT: Final = """
@@ -281,14 +279,25 @@ def _team_columns(number: int, account: PoolAccount, team_code: dict[str, int]) 
             "missing": np.tile(~account.covered, count),
             "guarantee": np.repeat(_interval_hours(account, guarantees), width),
             "used": account.used.ravel(), "own": account.own.ravel(), "borrowed": account.borrowed.ravel(),
-            "lent": account.lent.ravel(), "idle_guarantee": account.idle_guarantee.ravel()}
+            "lent": account.lent.ravel(), "idle_guarantee": account.idle_guarantee.ravel(),
+            "lost_to_preemption": _team_lost(account).ravel()}
+
+
+def _team_lost(account: PoolAccount) -> Any:
+    """Each team's hours lost to preemption per interval: its classes' summed (kept with the team's
+    figures so that a team's report never reads the much larger class table)."""
+    lost = np.zeros((len(account.teams), len(account.interval_starts)))
+    number = {team: n for n, team in enumerate(account.teams)}
+    np.add.at(lost, np.array([number[t] for t, _ in account.classes], dtype=np.int64), account.class_lost)
+    return lost
 
 
 def _class_columns(number: int, account: PoolAccount, team_code: dict[str, int],
                    class_code: dict[str | None, int]) -> Columns:
     """Only the (team, class, interval) cells with use: a class's absence is no row."""
     width = len(account.interval_starts)
-    kept = (np.broadcast_to(account.covered, account.class_used.shape) & (np.nan_to_num(account.class_used) > 0)).ravel()
+    used = np.nan_to_num(account.class_used) > 0
+    kept = (np.broadcast_to(account.covered, used.shape) & used).ravel()
     rows, _ = np.divmod(np.flatnonzero(kept), width)
     return {"pool_code": np.full(len(rows), number, dtype=np.int32),
             "team_code": np.array([team_code[t] for t, _ in account.classes], dtype=np.int32)[rows],

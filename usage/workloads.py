@@ -21,6 +21,9 @@ from usage.spans import Span, epoch_seconds
 
 API_GROUP = "kueue.x-k8s.io"
 VERSIONS = ("v1beta1", "v1beta2")
+READING_RULES = 1
+"""The version of how a Workload is read (SEMANTICS.md U1-U7): a retired workload's attempt,
+read once when it is retired, is read again from its body when this changes."""
 PREEMPTED = "Preempted"
 """The reason of an `Evicted` condition (and the type of a condition) Kueue sets on preemption."""
 _DEFAULT_POD_SET = "main"
@@ -124,6 +127,8 @@ def _version(obj: Mapping[str, Any], ref: str) -> str:
 
 
 def _mapping(value: object, ref: str, path: str) -> Mapping[str, Any]:
+    if type(value) is dict:  # what JSON gives: skips the slower abstract-class check
+        return value
     if not isinstance(value, Mapping):
         raise WorkloadError(ref, f"{path} must be an object, not {type(value).__name__}")
     return value

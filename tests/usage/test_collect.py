@@ -145,7 +145,8 @@ def test_an_expired_resource_version_lists_again_and_counts_nothing_twice(tmp_pa
     assert len(cluster.listings) == 2 and collector.events_applied == 0  # a listing applies no events
     kept = {w.uid: w for w in store.workloads()}
     assert sorted(kept) == sorted([uid_of("train-a"), uid_of("train-b"), uid_of("eval-c", "nlp")])
-    assert _files(store) == sorted(f"{uid}.json" for uid in kept)
+    assert _files(store) == sorted(f"{uid}.json" for uid, w in kept.items() if not w.deleted)  # on the cluster
+    assert list(store.retired()) == [uid_of("train-b")]  # retired to the finished segment, with its last body
     assert kept[uid_of("train-b")].deleted and kept[uid_of("train-b")].body == seen_b
     assert kept[uid_of("train-a")].body["status"] == admitted_a.body["status"]
     assert [w.uid for w in kept.values() if w.deleted] == [uid_of("train-b")]

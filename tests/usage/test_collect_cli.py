@@ -86,7 +86,8 @@ def test_an_unreachable_cluster_is_named_with_why_and_exits_1(tmp_path: Path, fa
     result = _collect(env, "--once")
     assert result.exit_code == 1, result.output
     assert "ERROR cluster trn-east: temporary error:" in result.stderr and "Traceback" not in result.output
-    assert "gpu-west: 0 workload(s) kept (0 deleted), 0 event(s) applied, resourceVersion 0" in result.stdout
+    assert "gpu-west: 0 workload(s) on the cluster, 0 deleted one(s) retired, 0 event(s) applied, resourceVersion 0" \
+        in result.stdout
 
 
 def test_another_collector_on_the_cluster_exits_75_before_reading_anything(

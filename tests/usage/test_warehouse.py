@@ -107,7 +107,7 @@ def test_the_files_are_plain_hive_partitioned_parquet(tmp_path: Path) -> None:
     types = {row[0]: row[1] for row in described}
     assert types == {"team": "VARCHAR", "instance_type": "VARCHAR", "kind": "VARCHAR", "interval_start": "BIGINT",
                      "missing": "BOOLEAN", "guarantee": "DOUBLE", "used": "DOUBLE", "own": "DOUBLE",
-                     "borrowed": "DOUBLE", "lent": "DOUBLE", "idle_guarantee": "DOUBLE",
+                     "borrowed": "DOUBLE", "lent": "DOUBLE", "idle_guarantee": "DOUBLE", "lost_to_preemption": "DOUBLE",
                      "cluster": "VARCHAR", "month": "VARCHAR"}  # the last two from the directory names
 
 
