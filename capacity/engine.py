@@ -216,7 +216,7 @@ class _Engine:
 
     def _finish(self, j: int, now: int) -> None:
         self._release(j, now)
-        self.rec.finished(j)
+        self.rec.finished(j, now=now)
 
     def _evict(self, j: int, now: int, *, by_queue: int) -> None:
         self._release(j, now)
@@ -228,7 +228,7 @@ class _Engine:
         else:
             kept = 0
             self.remaining[j] = self.jobs[j].duration
-        self.rec.preempted(j, by_queue=by_queue, lost_gpu_seconds=(ran - kept) * self.gpus[j])
+        self.rec.preempted(j, by_queue=by_queue, lost_gpu_seconds=(ran - kept) * self.gpus[j], now=now)
         self._enqueue(j, now)  # Kueue requeues by eviction time (requeuingStrategy default)
 
     # -- one scheduling pass per instant ---------------------------------------------------------

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 
 from capacity.ledger import Ledger
-from capacity.results import ClusterResult, TeamResult, UtilisationSeries
+from capacity.results import Attempt, ClusterResult, TeamResult, UtilisationSeries
 from capacity.spec import ClusterCapacity, Job, SimulationSettings
 
 TARGET_SAMPLES = 500
@@ -45,6 +45,9 @@ class Recorder:
         self.next_sample = self.start
         self.sample_times: list[int] = []
         self.sample_rows: list[tuple[int, ...]] = []
+        self.record_attempts = settings.record_attempts
+        self.running_since: dict[int, int] = {}
+        self.attempts: list[Attempt] = []
 
     def cutoff(self) -> None:
         self.cutoffs += 1
@@ -90,8 +93,10 @@ class Recorder:
     def admitted(self, j: int, *, q: int, now: int, within_guarantee: bool) -> None:
         self.events += 1
         if self.first_admit[j] >= 0:
+            self._started(j, now)
             return
         self.first_admit[j] = now
+        self._started(j, now)
         if now == self.jobs[j].submit:
             team = self.team_of[j]
             if within_guarantee:
@@ -99,20 +104,32 @@ class Recorder:
             if self.fits_flag[j]:
                 self.honoured[team] += 1
 
-    def finished(self, j: int) -> None:
+    def finished(self, j: int, *, now: int) -> None:
         self.events += 1
         self.finished_ok[j] = True
+        self._ended(j, now, preempted=False)
 
-    def preempted(self, j: int, *, by_queue: int, lost_gpu_seconds: int) -> None:
+    def preempted(self, j: int, *, by_queue: int, lost_gpu_seconds: int, now: int) -> None:
         self.events += 1
+        self._ended(j, now, preempted=True)
         self.preemptions += 1
         self.suffered[self.team_of[j]] += 1
         self.caused[by_queue // self.led.types] += 1
         self.lost_gpu_s[self.team_of[j]] += lost_gpu_seconds
 
+    def _started(self, j: int, now: int) -> None:
+        if self.record_attempts:
+            self.running_since[j] = now
+
+    def _ended(self, j: int, now: int, *, preempted: bool) -> None:
+        if self.record_attempts:
+            self.attempts.append(Attempt(self.jobs[j].id, self.running_since.pop(j), now, preempted))
+
     def result(self, *, end: int, pending: Sequence[int]) -> ClusterResult:
         for q in range(len(self.q_last)):
             self.accrue(q, end)
+        for j in sorted(self.running_since):  # still running at the end of the run
+            self._ended(j, max(end, self.running_since[j]), preempted=False)
         led = self.led
         waits: list[list[int]] = [[] for _ in led.team_names]
         completed = [0] * len(led.team_names)
@@ -135,7 +152,8 @@ class Recorder:
                                      used=tuple(self.sample_rows)),
             settings={"progress": self.settings.progress, "checkpoint_interval_s": self.settings.checkpoint_interval,
                       "sample_interval_s": self.interval, "fair_share": self.capacity.fair_share,
-                      "idle_resource_sharing": self.capacity.idle_resource_sharing, **self.settings.extra})
+                      "idle_resource_sharing": self.capacity.idle_resource_sharing, **self.settings.extra},
+            attempts=tuple(self.attempts))
 
     def _team(self, i: int, waits: list[int], completed: int, never: int) -> TeamResult:
         led = self.led

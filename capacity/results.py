@@ -18,6 +18,17 @@ def percentile(sorted_values: Sequence[int], pct: float) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt:
+    """One admission of a job: held its GPUs from `start` to `end` (trace seconds); `preempted`:
+    evicted then (its work since the last checkpoint lost), else finished or still running."""
+
+    job: str
+    start: int
+    end: int
+    preempted: bool
+
+
+@dataclass(frozen=True, slots=True)
 class TeamResult:
     team: str
     sharing: str
@@ -108,6 +119,9 @@ class ClusterResult:
     first_admission: dict[str, int] = field(default_factory=dict, repr=False)
     """Job id -> the time it first started, for every job that ever ran."""
     settings: dict[str, Any] = field(default_factory=dict)
+    attempts: tuple[Attempt, ...] = field(default=(), repr=False)
+    """With `SimulationSettings.record_attempts`: every admission attempt, in the order they ended
+    (attempts still running at the end end there, not preempted)."""
 
     @property
     def capacity_total(self) -> int:

@@ -171,3 +171,6 @@ class SimulationSettings:
     """Safety net against a scheduling loop at one instant; exceeding it is a simulator bug."""
     extra: dict[str, str] = field(default_factory=dict)
     """Free-form labels copied into the result (e.g. which config ref this run used)."""
+    record_attempts: bool = False
+    """Keep every admission attempt (job, start, end, preempted) in the result: what the run would
+    have left in Kueue's Workloads (memory grows with the attempts, so off by default)."""

@@ -8,13 +8,20 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from cli.options import config_option, require_tree_dir
-from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings, to_stderr
+from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings, to_stderr, valid_tree
 from engines.settings import Settings
+
+if TYPE_CHECKING:
+    from usage.ingest import ClusterAccounted
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 COLLECT_EXIT = ("Exit status: 0 collected (with --once: caught up; following: stopped by SIGTERM); 1 any error "
                 "(usage included, or a cluster that could not be read: each is named, with why); 75 busy: another "
@@ -109,3 +116,122 @@ def chosen_clusters(settings: Settings, asked: tuple[str, ...]) -> list[str]:
         raise click.ClickException("no cluster of the tree has a kubeconfig configured (settings kubeconfigs): "
                                    "nothing to collect")
     return chosen
+
+
+ACCOUNT_EXIT = ("Exit status: 0 accounted (also when there was nothing new); 1 any error (usage included, a tree "
+                "that fails validation, or usage the tree's capacity cannot hold: the pool and the instant are named).")
+REPORT_EXIT = ("Exit status: 0 report made (also when the period holds no usage); 1 any error (usage included, a tree "
+               "that fails validation when the month must be accounted first).")
+
+
+def _month_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--month", "months", multiple=True, metavar="YYYY-MM", callback=_check_months,
+                        help=help_text)
+
+
+def _check_months(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from usage.warehouse import month_window
+
+    for month in value:
+        try:
+            month_window(month)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+    return value
+
+
+@usage.command("account", epilog=ACCOUNT_EXIT)
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Settings file (default: ./hypergov.yaml if present).")
+@config_option(from_settings=True)
+@click.option("--cluster", "clusters", multiple=True, help="Only this cluster (repeatable); default: every "
+              "cluster of the tree whose usage was collected.")
+@_month_option("Account this UTC month (repeatable); default: every month the collector covered that is not "
+               "final yet.")
+@click.option("--refinalise", is_flag=True, help="Account final months again (after a correction to the tree); "
+              "by default a month accounted after the collector covered its end is kept as it is.")
+@cli_errors
+def account_cmd(settings_file: Path | None, config_dir: Path | None, clusters: tuple[str, ...],
+                months: tuple[str, ...], refinalise: bool) -> None:
+    """Account what the collector kept into the usage warehouse (<state_dir>/usage/warehouse/):
+    per team, cluster, instance type, priority class and 5-minute interval the GPU-, Neuron- and
+    vCPU-hours used, own, borrowed, lent, idle and lost to preemption (usage/SEMANTICS.md), as
+    Parquet files that DuckDB here, or Athena, query. Clusters are accounted in parallel."""
+    settings = load_cli_settings(settings_file, config_dir)
+    done = account_months(settings, clusters, months, refinalise=refinalise)
+    for result in done:
+        click.echo(f"{result.cluster}: accounted {', '.join(result.accounted) or 'nothing'}"
+                   + (f"; final, kept: {', '.join(result.kept_final)}" if result.kept_final else ""))
+
+
+@usage.command("report", epilog=REPORT_EXIT)
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Settings file (default: ./hypergov.yaml if present).")
+@config_option(from_settings=True)
+@_month_option("The UTC month reported (default: the current month, to now).")
+@click.option("--team", "teams", multiple=True, help="Only this team (repeatable).")
+@click.option("--cluster", "clusters", multiple=True, help="Only this cluster (repeatable).")
+@click.option("--format", "output", type=click.Choice(["markdown", "csv", "json"]), default="markdown",
+              show_default=True, help="Markdown for people and merge requests, CSV (a row per team and pool) "
+              "for spreadsheets, JSON for machines.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--charts", "charts_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write PNG charts here: each team's use per day against its guarantee, and each "
+              "cluster's utilisation.")
+@click.option("--no-account", is_flag=True, help="Report what the warehouse holds; by default the month is "
+              "accounted first from what the collector kept.")
+@cli_errors
+def report_cmd(settings_file: Path | None, config_dir: Path | None, months: tuple[str, ...], teams: tuple[str, ...],
+               clusters: tuple[str, ...], output: str, as_json: bool, charts_dir: Path | None,
+               no_account: bool) -> None:
+    """Report a month's usage per team and pool: hours used, own, borrowed, lent, idle guarantee
+    and lost to preemption, each pool's utilisation, and every period whose usage was not collected
+    (shown as missing, never as idle)."""
+    from usage.render import render_period, write_charts  # numpy, DuckDB, matplotlib: loaded when asked
+    from usage.warehouse import Warehouse, month_of, month_window, warehouse_dir
+
+    if len(months) > 1:
+        raise click.UsageError("--month is given once for a report")
+    settings = load_cli_settings(settings_file, config_dir)
+    now = int(utc_now_seconds())
+    month = months[0] if months else month_of(now)
+    if not no_account:
+        account_months(settings, clusters, (month,), refinalise=False, quiet=True)
+    start, end = month_window(month)
+    period = Warehouse(warehouse_dir(Path(settings.state_dir))).period(start, min(end, now), teams=teams,
+                                                                         clusters=clusters)
+    click.echo(render_period(period, "json" if as_json else output, title=f"GPU usage, {month}"), nl=False)
+    if charts_dir is not None:
+        for path in write_charts(period, charts_dir):
+            click.echo(f"chart: {path}", err=True)
+
+
+def utc_now_seconds() -> float:
+    import time
+
+    return time.time()
+
+
+def account_months(settings: Settings, clusters: tuple[str, ...], months: tuple[str, ...], *, refinalise: bool,
+                   quiet: bool = False) -> list[ClusterAccounted]:
+    """Account the months of the clusters whose usage was collected (or those asked for), with the
+    pools of the validated tree."""
+    from usage.adapter import AdapterError, cluster_pools
+    from usage.collector_store import CHECKPOINT_FILE, usage_dir
+    from usage.ingest import ClusterJob, account_clusters
+    from usage.warehouse import warehouse_dir
+
+    tree = valid_tree(settings)
+    state_dir = Path(settings.state_dir).resolve()
+    collected = sorted(name for name in tree.clusters if (usage_dir(state_dir, name) / CHECKPOINT_FILE).exists())
+    unknown = [name for name in clusters if name not in tree.clusters]
+    if unknown:
+        raise click.UsageError(f"no cluster {', '.join(unknown)} in the tree; clusters are: "
+                               f"{', '.join(sorted(tree.clusters))}")
+    chosen = [name for name in (clusters or collected) if name in collected]
+    try:
+        jobs = [ClusterJob(name, tuple(cluster_pools(tree, name)), state_dir, warehouse_dir(state_dir),
+                           now=int(utc_now_seconds()), months=months, refinalise=refinalise) for name in chosen]
+    except AdapterError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return account_clusters(jobs, progress=(lambda _: None) if quiet else to_stderr)

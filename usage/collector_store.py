@@ -136,7 +136,7 @@ class CollectorStore:
         for uid in sorted(known):
             yield known[uid]
 
-    def retire(self, workload: KeptWorkload, now: datetime) -> None:
+    def retire(self, workload: KeptWorkload, now: datetime, *, sync: bool = True) -> None:
         """Retire the deleted workload (see the module's docstring): its last body, then its
         attempts (`collector_state.retired`), to the segments of `now`'s UTC day; then remove its
         live files."""
@@ -144,8 +144,8 @@ class CollectorStore:
         directory.mkdir(parents=True, exist_ok=True)
         day = now.astimezone(UTC).strftime("%Y-%m-%d")
         record = retired(workload, tuple(self.attempts(workload.uid)), self.cluster, now=epoch_seconds(now))
-        _append(directory / f"{BODIES}-{day}.jsonl", body_line(workload.uid, workload.body))
-        _append(directory / f"{ATTEMPTS}-{day}.jsonl", attempts_line(record))
+        _append(directory / f"{BODIES}-{day}.jsonl", body_line(workload.uid, workload.body), sync=sync)
+        _append(directory / f"{ATTEMPTS}-{day}.jsonl", attempts_line(record), sync=sync)
         for kind in (WORKLOADS_DIR, ATTEMPTS_DIR):
             (self.root / kind / f"{workload.uid}.json").unlink(missing_ok=True)
 
@@ -242,15 +242,17 @@ def attempts_line(workload: RetiredWorkload) -> str:
                     "last": workload.last.as_dict() if workload.last is not None else None, "rules": workload.rules})
 
 
-def _append(path: Path, line: str) -> None:
-    """Append a line, synced; a line torn by an earlier crash is ended first, alone."""
+def _append(path: Path, line: str, *, sync: bool) -> None:
+    """Append a line (synced: the live files are removed next); a line torn by an earlier crash
+    is ended first, alone."""
     torn = path.exists() and path.stat().st_size > 0 and _last_byte(path) != b"\n"
     with open(path, "ab") as segment:
         if torn:
             segment.write(b"\n")
         segment.write(line.encode())
         segment.flush()
-        os.fsync(segment.fileno())
+        if sync:
+            os.fsync(segment.fileno())
 
 
 def _retired_record(line: bytes) -> RetiredWorkload | None:
