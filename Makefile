@@ -52,11 +52,12 @@ bench: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/hypergov schema --out schema
 
-# Rewrite tests/stacks/golden/project-vision.json and tests/core/golden/merge_request/*.md from config/
-# (review the diff before committing).
+# Rewrite tests/stacks/golden/project-vision.json and tests/core/golden/merge_request/*.md from config/,
+# and tests/usage/golden/usage-report.md from its hand-built period (review the diff before committing).
 golden: $(STAMP)
 	$(BIN)/python -m stacks.golden
 	$(BIN)/python -m tests.core.regen_governance_golden
+	$(BIN)/python -m tests.usage.regen_report_golden
 
 # Re-resolve the pins after editing requirements.in.
 lock:
