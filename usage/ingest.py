@@ -106,14 +106,16 @@ def account_clusters(jobs: Sequence[ClusterJob], *, workers: int | None = None,
 
 
 def _covered_months(coverage: Sequence[tuple[int, int]], now: int) -> tuple[str, ...]:
-    """Every month from the first covered instant to `now` (months with a gap are accounted too:
-    their missing intervals are what the report must show)."""
+    """Every month from the first covered instant to the last (up to `now`): months with a gap
+    are accounted too, their missing intervals are what the report must show; a month after the
+    last is left to the collector's next run (or a report that asks for it)."""
     if not coverage:
         return ()
     first = min(start for start, _ in coverage)
+    last = min(now, max(end for _, end in coverage))
     months: list[str] = []
     moment = first
-    while moment < now:
+    while moment < last:
         month = month_of(moment)
         months.append(month)
         moment = month_window(month)[1]
