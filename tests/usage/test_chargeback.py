@@ -21,6 +21,7 @@ The main example, over 10 hours on cluster `west` (T = 2026-03-02T10:00:00Z):
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -214,7 +215,7 @@ def test_round_half_even(value: Fraction, places: int, expected: str) -> None:
 
 def test_a_team_row_without_its_pool_is_refused() -> None:
     teams, pools = example_rows()
-    with pytest.raises(ChargebackError, match="team nlp on vcpu of ml.m5.12xlarge on cluster west: no row"):
+    with pytest.raises(ChargebackError, match=re.escape("team nlp on vcpu of ml.m5.12xlarge on cluster west: no row")):
         chargeback(teams, [p for p in pools if p.instance_type != M5], example_prices())
 
 
@@ -222,7 +223,8 @@ def test_a_team_row_without_its_pool_is_refused() -> None:
 def test_hours_that_are_not_hours_are_refused(bad: float) -> None:
     teams, pools = example_rows()
     teams[0] = teams[0]._replace(idle_guarantee=bad)
-    with pytest.raises(ChargebackError, match="team vision on gpu of ml.p5.48xlarge on cluster west: idle_guarantee"):
+    where = "team vision on gpu of ml.p5.48xlarge on cluster west: idle_guarantee"
+    with pytest.raises(ChargebackError, match=re.escape(where)):
         chargeback(teams, pools, example_prices())
 
 
