@@ -1,7 +1,7 @@
 """A period's (a month's) charge per team, from its hours (`usage.summary`) and each pool's price
-per unit-hour (`usage.prices`): what its own use, its borrowing and its idle guarantee cost, what
-what it lent was worth (the borrower pays for that); per pool, what the capacity cost and what of
-it nobody used nor was guaranteed. Rules C1-C7 of SEMANTICS.md, "Chargeback".
+per unit-hour (`usage.prices`): what its own use, its borrowing and its idle guarantee cost, and
+what the hours it lent were worth (the borrower pays for those); per pool, what the capacity cost
+and what of it nobody used nor was guaranteed. Rules C1-C7 of SEMANTICS.md, "Chargeback".
 
 Conservation (C6). For one priced pool at price p per unit-hour, over the covered intervals:
 
