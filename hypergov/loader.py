@@ -184,7 +184,8 @@ def _is_echo(err: Any, errors: list[Any], doc: Document) -> bool:
 _TYPE_NAMES = {
     "string_type": "a string", "int_type": "an integer", "bool_type": "true or false",
     "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
-    "model_attributes_type": "a mapping", "float_type": "a number", "int_from_float": "an integer",
+    "model_attributes_type": "a mapping", "float_type": "a number", "decimal_type": "a number",
+    "int_from_float": "an integer",
     "none_required": "null",
 }
 

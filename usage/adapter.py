@@ -1,7 +1,8 @@
 """From a validated governance tree to the accounting's pools: per cluster, instance type and
 kind, the capacity, each team's guarantee (in the kind's units), its sharing strategy and whether
-the cluster lends capacity nobody is guaranteed. The only module of the package that reads the
-config models (as `capacity.adapter` is for the simulator)."""
+the cluster lends capacity nobody is guaranteed; and each pool's price per unit-hour from the
+org's `pricing`. The only module of the package that reads the config models (as
+`capacity.adapter` is for the simulator)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from components.kueue import accelerator_resource
 from hypergov.kube_resources import NVIDIA_GPU
 from hypergov.model.cluster import Cluster
 from hypergov.model.instance_specs import instance_spec
+from hypergov.model.org import Pricing
 from hypergov.model.project import QuotaAmount
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import EffectiveQuota, effective_quota
 from usage.accounting import Pool
+from usage.prices import InstanceRate, NoPrice, PoolKey, PoolPrices, UnitPrice, unit_price
 from usage.resources import MILLICORES, UNITS, QuantityError, ResourceKind, mig_units
 
 
@@ -47,6 +50,23 @@ def cluster_pools(tree: GovernanceTree, cluster_name: str) -> list[Pool]:
             pools.append(_pool(cluster, cluster_name, itype, ResourceKind.VCPU,
                                capacity.instances * spec.vcpu * MILLICORES, guarantees, quotas))
     return pools
+
+
+def prices_for_tree(tree: GovernanceTree) -> PoolPrices:
+    """Every pool of `pools_for_tree` with its price per
+    unit-hour from org.yaml's `pricing`, or why it has none (SEMANTICS.md C1, C2). Without a
+    `pricing` section every pool is unpriced, in the default currency."""
+    pricing = (tree.org.model.pricing if tree.org is not None else None) or Pricing()
+    rates = {itype: InstanceRate(p.per_instance_hour, p.purchase_option)
+             for itype, p in pricing.instance_types.items()}
+    found: dict[PoolKey, UnitPrice | NoPrice] = {}
+    for pool in pools_for_tree(tree):
+        cluster = tree.clusters[pool.cluster].model
+        spec = instance_spec(pool.instance_type)
+        found[pool.key] = unit_price(pool.key, rates.get(pool.instance_type), currency=pricing.currency,
+                                     accelerators=_accelerators(cluster, pool.instance_type),
+                                     vcpus=spec.vcpu if spec is not None else None)
+    return PoolPrices(pricing.currency, found)
 
 
 def _pool(cluster: Cluster, cluster_name: str, itype: str, kind: ResourceKind, capacity: int,

@@ -4,9 +4,12 @@ and regions, platform administrators, and who may change what."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import math
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from hypergov.model.aws_limits import aws_str
 from hypergov.model.common import (
@@ -150,6 +153,63 @@ class CostAllocation(StrictModel):
     required_tags: list[TagKey] = Field(default_factory=list)
 
 
+# A price is written as a YAML number, which YAML reads as a float. `repr` gives the shortest text
+# that reads back as the same float, and a decimal of at most 15 significant digits survives the
+# round trip through a float unchanged (IEEE 754 doubles keep 15), so bounding the digits to 15
+# makes the Decimal exactly what was written: money is never carried as a float past this point.
+PRICE_DIGITS = 15
+PRICE_DECIMAL_PLACES = 8
+
+
+def _written_decimal(value: Any) -> Any:
+    """A YAML number (int or float) as the Decimal it was written as. Anything else is refused: a
+    quoted "55.04" is a string, and no value is coerced from another type (StrictModel)."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PydanticCustomError("decimal_type", "Input should be a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise PydanticCustomError("finite_number", "Input should be a finite number")
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+Price = Annotated[
+    Decimal, BeforeValidator(_written_decimal),
+    WithJsonSchema({"type": "number", "exclusiveMinimum": 0,
+                    "exclusiveMaximum": 10 ** (PRICE_DIGITS - PRICE_DECIMAL_PLACES)}),
+    Field(gt=0, max_digits=PRICE_DIGITS, decimal_places=PRICE_DECIMAL_PLACES, description=(
+        f"a price in the org's currency, more than 0, at most {PRICE_DIGITS} digits of which "
+        f"{PRICE_DECIMAL_PLACES} after the point, e.g. 55.04")),
+]
+PurchaseOption = Literal["on-demand", "reserved", "training-plan"]
+CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$"), Field(
+    description="an ISO 4217 currency code, three capital letters, e.g. USD or EUR")]
+
+
+class InstancePrice(StrictModel):
+    """What one instance of a type costs the org per hour it is in a cluster (HyperPod bills a
+    cluster's instances for as long as they are allocated, used or not)."""
+
+    per_instance_hour: Price
+    purchase_option: PurchaseOption = Field(description=(
+        "how the org pays for these instances, for the reader of the chargeback: on-demand (the public "
+        "price), reserved (a committed rate: a savings plan or reserved capacity), training-plan (a SageMaker "
+        "flexible training plan's upfront price spread over its hours)"))
+
+
+class Pricing(StrictModel):
+    """Prices of instance-hours, for the usage chargeback (`usage.chargeback`): an instance type
+    with accelerators is charged per accelerator-hour (its price / accelerators per instance), a
+    CPU-only type per vCPU-hour (its price / vCPUs). A type without a price is reported unpriced,
+    never charged zero."""
+
+    currency: CurrencyCode = Field(default="USD", description=(
+        "the currency of every price here and of the chargeback: its ISO 4217 code, three capital letters "
+        "(e.g. USD, EUR); default USD, the currency of the projects' budgets"))
+    instance_types: dict[InstanceType, InstancePrice] = Field(default_factory=dict, description=(
+        "the price per instance-hour of each instance type the org allows (allowed_instance_types)"))
+
+
 ChangeOwner = Annotated[
     str,
     StringConstraints(pattern=r"^(platform-admins|project-leads|project-members|@[A-Za-z0-9][A-Za-z0-9_.-]{0,38}"
@@ -183,6 +243,8 @@ class Organization(StrictModel):
     personas: Personas
     cost_allocation: CostAllocation = CostAllocation()
     allowed_instance_types: list[InstanceType] = Field(min_length=1)
+    pricing: Pricing | None = Field(default=None, description=(
+        "prices per instance-hour for the usage chargeback; without it, every pool is reported unpriced"))
     platform_admins: list[Principal] = Field(min_length=1)
     change_control: list[ChangeRule] = Field(default_factory=list)
     identity_center: IdentityCenter | None = Field(default=None, description=(

@@ -73,6 +73,7 @@ RULES: tuple[RuleInfo, ...] = (
     RuleInfo("COST002", "cost", "project lacks a valid cost centre"),
     RuleInfo("COST003", "cost", "project lacks a monthly budget"),
     RuleInfo("COST004", "cost", "project sets a tag hypergov owns"),
+    RuleInfo("COST005", "cost", "org.yaml prices an instance type the org does not allow"),
 )
 
 BY_ID = {r.id: r for r in RULES}

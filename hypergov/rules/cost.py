@@ -1,12 +1,13 @@
 """Cost attribution: every GPU-hour is traceable to a project through its tags, cost centre and
-budget."""
+budget, and priced only for instance types the org allows."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 
-from hypergov.model.tree import GovernanceTree
+from hypergov.model.org import Organization
+from hypergov.model.tree import GovernanceTree, Sourced
 from hypergov.problems import Problem
 from hypergov.rules.base import problem
 
@@ -16,6 +17,7 @@ HYPERGOV_TAG_PREFIX = "hypergov:"
 def check_cost(tree: GovernanceTree) -> Iterator[Problem]:
     if tree.org is None:
         return
+    yield from _prices_of_allowed_types(tree.org)
     alloc = tree.org.model.cost_allocation
     owned = {alloc.project_tag, alloc.cost_centre_tag}
     try:
@@ -58,3 +60,16 @@ def check_cost(tree: GovernanceTree) -> Iterator[Problem]:
             if key in owned or key.startswith(HYPERGOV_TAG_PREFIX):
                 yield problem(cluster.pos("tags", key, key=True), "COST004",
                               f"tag '{key}' on cluster '{name}' is set by hypergov", "remove it from tags")
+
+
+def _prices_of_allowed_types(org: Sourced[Organization]) -> Iterator[Problem]:
+    """A price for a type no cluster may run is a stale or mistyped entry: the chargeback would
+    never use it, and the type it was meant for stays unpriced."""
+    pricing = org.model.pricing
+    if pricing is None:
+        return
+    allowed = set(org.model.allowed_instance_types)
+    for itype in sorted(set(pricing.instance_types) - allowed):
+        yield problem(org.pos("pricing", "instance_types", itype, key=True), "COST005",
+                      f"pricing.instance_types prices {itype}, which is not in the org's allowed_instance_types",
+                      f"remove the price of {itype}, or add {itype} to allowed_instance_types")
