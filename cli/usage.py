@@ -19,7 +19,9 @@ from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings, to_stderr, valid_
 from engines.settings import Settings
 
 if TYPE_CHECKING:
+    from usage.chargeback import Chargeback
     from usage.ingest import ClusterAccounted
+    from usage.summary import UsagePeriod
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -200,10 +202,26 @@ def report_cmd(settings_file: Path | None, config_dir: Path | None, months: tupl
     start, end = month_window(month)
     period = Warehouse(warehouse_dir(Path(settings.state_dir))).period(start, min(end, now), teams=teams,
                                                                          clusters=clusters)
-    click.echo(render_period(period, "json" if as_json else output, title=f"GPU usage, {month}"), nl=False)
+    charges = month_charges(settings, period)
+    click.echo(render_period(period, "json" if as_json else output, title=f"GPU usage, {month}", charges=charges),
+               nl=False)
     if charts_dir is not None:
         for path in write_charts(period, charts_dir):
             click.echo(f"chart: {path}", err=True)
+
+
+def month_charges(settings: Settings, period: UsagePeriod) -> Chargeback | None:
+    """The period's chargeback when the tree prices its instance types (org.yaml `pricing`)."""
+    from usage.adapter import prices_for_tree
+    from usage.chargeback import ChargebackError, chargeback
+
+    tree = valid_tree(settings)
+    if tree.org is None or tree.org.model.pricing is None:
+        return None
+    try:
+        return chargeback(period.teams, period.pools, prices_for_tree(tree))
+    except ChargebackError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def utc_now_seconds() -> float:

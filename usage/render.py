@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Literal
 
+from usage.chargeback import Chargeback
+from usage.chargeback_report import chargeback_json, chargeback_markdown
 from usage.charts import cluster_png, team_png
 from usage.report import as_json, csv_rows, markdown
 from usage.summary import UsagePeriod
@@ -14,12 +16,19 @@ from usage.summary import UsagePeriod
 Format = Literal["markdown", "csv", "json"]
 
 
-def render_period(period: UsagePeriod, output: str, *, title: str) -> str:
+def render_period(period: UsagePeriod, output: str, *, title: str, charges: Chargeback | None = None) -> str:
+    """The report in `output` format; with `charges` (the tree prices its instance types) the
+    chargeback too (Markdown: a section after the usage; JSON: a `chargeback` key; CSV: the usage
+    rows only, `--format json` carries the money)."""
     if output == "json":
-        return json.dumps(as_json(period), indent=2) + "\n"
+        data = as_json(period)
+        if charges is not None:
+            data["chargeback"] = chargeback_json(charges)
+        return json.dumps(data, indent=2) + "\n"
     if output == "csv":
         return csv_rows(period, table="teams")
-    return markdown(period, title=title)
+    text = markdown(period, title=title)
+    return text if charges is None else text + "\n" + chargeback_markdown(charges)
 
 
 def write_charts(period: UsagePeriod, directory: Path) -> list[Path]:

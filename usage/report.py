@@ -131,7 +131,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, left: int = 1) -> list[str]:
+def md_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, left: int = 1) -> list[str]:
     """A GitHub/GitLab table: the first `left` columns left-aligned (names), the rest right (figures)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * left + "---:|" * (len(header) - left)]
     return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
@@ -201,7 +201,7 @@ def _pool_section(key: PoolKey, teams: list[TeamUsage], pool: PoolUsage | None) 
     shown = [t for t in teams if _shown(t, pool)]
     hidden = [t.team for t in teams if not _shown(t, pool)]
     if shown:
-        lines += _md_table(TEAM_HEADER, ([t.team, *map(_hours, t[4:]), _percent(guarantee_utilisation(t))]
+        lines += md_table(TEAM_HEADER, ([t.team, *map(_hours, t[4:]), _percent(guarantee_utilisation(t))]
                                          for t in shown))
     else:
         lines.append("No team used this pool or was guaranteed any of it.")
@@ -227,7 +227,7 @@ def _missing_section(missing: Sequence[MissingPeriod]) -> list[str]:
     rows = ([f"`{m.cluster}`", _stamp(m.start), _stamp(m.end), duration_text(m.end - m.start)]
             for m in sorted(missing))
     return ["Usage in these periods was not collected: the figures above leave them out (they are not idle "
-            "time).", "", *_md_table(("cluster", "from (UTC)", "to (UTC)", "duration"), rows, left=3)]
+            "time).", "", *md_table(("cluster", "from (UTC)", "to (UTC)", "duration"), rows, left=3)]
 
 
 # --- records: the rows of CSV and JSON ---------------------------------------------------------

@@ -1,7 +1,13 @@
 """`hypergov usage account` and `hypergov usage report` through click, on the example tree and a
 collector's store for gpu-west: vision's job held 8 GPUs of ml.p5.48xlarge from 10:01 to 10:31 on
 2026-03-02 (4 GPU-hours, within vision's guarantee of 12 instances, so all its own), and the
-collector watched gpu-west that day only: the rest of March is missing, never idle."""
+collector watched gpu-west that day only: the rest of March is missing, never idle.
+
+The example org prices ml.p5.48xlarge at 55.04 USD per instance-hour (org.yaml `pricing`): 8 GPUs,
+so 6.88 per GPU-hour. Over the one collected day vision's guarantee is 96 GPUs x 24 h = 2,304
+GPU-hours: 4 used (own), nothing lent (nobody borrowed), 2,300 idle. Its charge: own 4 x 6.88 =
+27.52, idle guarantee 2,300 x 6.88 = 15,824.00, total 15,851.52. The p5 pool (32 instances, 256
+GPUs) cost 256 x 24 x 6.88 = 42,270.72 that day."""
 
 from __future__ import annotations
 
@@ -48,6 +54,11 @@ def test_the_report_shows_the_hours_and_the_missing_days(tmp_path: Path) -> None
     assert [(m["cluster"], m["start"], m["end"]) for m in report["missing"]] == [
         ("gpu-west", "2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z"),
         ("gpu-west", "2026-03-03T00:00:00Z", "2026-04-01T00:00:00Z")]
+    (charge,) = [t for t in report["chargeback"]["teams"] if t["team"] == "vision"]
+    assert (charge["own"], charge["idle_guarantee"], charge["borrowed"], charge["total"]) == (
+        "27.52", "15824.00", "0.00", "15851.52")
+    (p5,) = [p for p in report["chargeback"]["pools"] if p["instance_type"] == "ml.p5.48xlarge"]
+    assert p5["capacity_cost"] == "42270.72" and report["chargeback"]["currency"] == "USD"
     charts = {p.name for p in (tmp_path / "charts").iterdir()}
     assert {"cluster-gpu-west.png", "team-vision.png"} <= charts and all(p.endswith(".png") for p in charts)
     markdown = CliRunner().invoke(main, ["usage", "report", "--month", "2026-03", "--no-account", "--team", "vision"],
