@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -38,6 +39,7 @@ import git
 import yaml
 
 from cli.demo_daemon import Daemon, Event, http_status, scrape
+from cli.demo_usage import last_month, seed_last_month
 from embedded_aws import EmbeddedAwsProcess
 from hypergov import naming
 from hypergov.gitsource import read_tree_at
@@ -54,7 +56,7 @@ ADMIN = git.Actor("platform-admin", "platform-admin@example.com")
 AUDIT_BRANCH = "hypergov/audit"  # the settings' default (engines/settings.py)
 DRIFT_EVERY = "10s"
 PASS_TIMEOUT_S = 900.0  # a first pass applies every stack with terraform: minutes on a loaded 2-core machine
-TOTAL = 12
+TOTAL = 13
 
 
 class DemoError(Exception):
@@ -236,10 +238,29 @@ def _story(story: Story) -> None:
     with step(12, "the daemon's metrics, scraped (Prometheus text format), and hypergov status"):
         _show_metrics(port)
         story.hypergov("status", "--repo", str(story.state / "repo"))
+    _usage(story)
     click.secho("\ndemo complete: followed a remote, applied every stack, planned and applied a merge request, "
                 "scaled a declared cluster through another, found and repaired drift on a schedule, kept an audit "
                 "trail that verifies and catches an edit",
                 fg="green", bold=True)
+
+
+def _usage(story: Story) -> None:
+    """Step 13: last month's Workloads (simulated: no cluster runs here, `cli.demo_usage`), accounted
+    and reported per team with the chargeback at the example's prices."""
+    with step(13, "last month's GPU-hours traced to their teams: the org's jobs as Kueue Workloads in the "
+                  "collector's store; hypergov usage report with the chargeback and the missing hours"):
+        head = story.admin.head.commit.hexsha
+        tree = validate_files(read_tree_at(story.admin.working_dir, head, "config")).tree
+        month = last_month(datetime.now(UTC))
+        written = seed_last_month(tree, story.state, month)
+        click.echo(f"      {month}: " + ", ".join(f"{n} workloads on {c}" for c, n in written.items())
+                   + " (the capacity simulator's replay of the org's trace under the tree's quotas)")
+        charts = DEMO_DIR / "usage-charts"
+        done = story.hypergov("usage", "report", "--month", month, "--charts", str(charts), show=34)
+        if done.returncode != 0 or "## Chargeback (USD)" not in done.stdout or "## Missing data" not in done.stdout:
+            raise DemoError("hypergov usage report did not report the month with its chargeback")
+        click.echo(f"      the full report: hypergov usage report --month {month}; charts in {charts}")
 
 
 def _identity_center(story: Story, tree: GovernanceTree) -> None:
