@@ -64,7 +64,8 @@ def workload_body(job: Job, attempt: Attempt, *, epoch: int, vcpus_per_accelerat
         conditions.append(_condition("Finished", end, "Succeeded"))
     return {
         "apiVersion": API_VERSION, "kind": "Workload",
-        "metadata": {"name": f"job-{job.id}".lower(), "namespace": naming.namespace(team), "uid": uid},
+        "metadata": {"name": f"job-{job.id}".lower(), "namespace": naming.namespace(team), "uid": uid,
+                     "creationTimestamp": iso(epoch + job.submit)},
         "spec": {"queueName": naming.kueue_local_queue(team),
                  "priorityClassName": naming.kueue_priority_class(job.priority),
                  "priorityClassSource": "kueue.x-k8s.io/workloadpriorityclass", "priority": 0,

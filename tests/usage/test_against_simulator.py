@@ -25,6 +25,7 @@ from usage.coverage import CoveredRange
 from usage.replay import replayed_jobs, write_replay
 from usage.resources import ResourceKind
 from usage.spans_from_store import collected_usage
+from usage.trace import collected_trace
 from usage.warehouse import Warehouse, month_of
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
@@ -70,3 +71,29 @@ def test_every_teams_own_and_borrowed_hours_are_the_simulators(tmp_path: Path, c
 
 def _utc(seconds: int) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
+
+
+def test_the_collected_trace_gives_back_the_jobs_that_ran(tmp_path: Path) -> None:
+    """Each job the simulator ran once to its end comes back from the store as it was submitted:
+    same submit time, team, instance type, GPUs, work and priority; a preempted one's work is its
+    last attempt (what Kueue's objects show)."""
+    tree = validate_dir(CONFIG).tree
+    capacity = cluster_capacity(tree, "gpu-west")
+    jobs = [j for j in generate_for_tree(tree, shape=TraceShape(jobs=300, days=2), seed=5) if j.cluster == "gpu-west"]
+    result = simulate(capacity, jobs, SimulationSettings(record_attempts=True))
+    store = CollectorStore(tmp_path / "usage" / "gpu-west", "gpu-west")
+    replayed = replayed_jobs(jobs, result.attempts)
+    write_replay(store, replayed, epoch=EPOCH, end=result.end + 1, vcpus_per_accelerator={})
+    trace = collected_trace([store], since=EPOCH, until=EPOCH + result.end + 1)
+    assert trace.skipped == {} and len(trace.jobs) == len(replayed)
+    back = {job.id: job for job in trace.jobs}
+    once = [r for r in replayed if len(r.attempts) == 1]
+    assert len(once) > len(replayed) // 2
+    for item in once:
+        job = back[f"gpu-west-{item.job.id}".lower()]
+        assert (job.submit, job.team, job.instance_type, job.gpus, job.duration, job.priority) == (
+            item.job.submit, item.job.team, item.job.instance_type, item.job.gpus, item.job.duration,
+            item.job.priority)
+    for item in replayed:
+        last = item.attempts[-1]
+        assert back[f"gpu-west-{item.job.id}".lower()].duration == last.end - last.start
