@@ -237,3 +237,12 @@ def generate_cmd(config_dir: Path, out: Path, jobs: int, days: float, load: floa
         _fail(str(exc), EXIT_INVALID)
     write_trace(out, trace)
     click.echo(f"wrote {len(trace)} jobs to {out}", err=True)
+
+
+def _add_suggest() -> None:
+    from cli.capacity_suggest import suggest_cmd  # reads the usage warehouse: DuckDB loads when it runs
+
+    capacity.add_command(suggest_cmd)
+
+
+_add_suggest()

@@ -207,7 +207,8 @@ PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage in
 @click.option("--base", "base_ref", help="Git ref the change is compared with (a merge request's target): plan "
               "only the stacks it affects, destroys for removed ones, and the capacity impact when quotas change.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Job trace for the capacity impact (default: the bundled sample trace).")
+              help="Job trace for the capacity impact (default: the jobs `hypergov usage collect` saw in the last "
+              "30 days when it saw any, else the bundled sample trace).")
 @click.option("--private-state", is_flag=True, help="Plan on a private copy of the state directory (read-only "
               "against live state), so a merge request's plan neither waits for nor touches a running apply.")
 @click.option("--terraform-max-stacks", type=click.IntRange(min=0), default=TERRAFORM_MAX_STACKS, show_default=True,
@@ -252,9 +253,11 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
     """The merge request's plan (`reconciler.merge_request_plan`), its reviewed plan recorded in
     the shared record store of `shared` (the settings before any private copy of the state). An
     invalid head still gets its comment (the problems, file:line) before the error is raised."""
+    from cli.usage import collected_trace_file
     from engines.factory import reconciler_records
     from reconciler.merge_request_plan import InvalidMergeRequestError, plan_merge_request
 
+    trace = trace or collected_trace_file(shared, say=None if quiet else to_stderr)
     try:
         return plan_merge_request(settings, base_ref, trace=trace, terraform_max_stacks=terraform_max_stacks,
                                   records=reconciler_records(shared), say=None if quiet else to_stderr,

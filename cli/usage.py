@@ -224,6 +224,35 @@ def month_charges(settings: Settings, period: UsagePeriod) -> Chargeback | None:
         raise click.ClickException(str(exc)) from exc
 
 
+COLLECTED_TRACE_DAYS = 30
+COLLECTED_TRACE_FILE = "collected-jobs.jsonl"
+
+
+def collected_trace_file(settings: Settings, *, say: Callable[[str], None] | None = None) -> Path | None:
+    """The jobs the collector saw in the last `COLLECTED_TRACE_DAYS` days on any cluster, written
+    as a trace (<state_dir>/usage/collected-jobs.jsonl) for the capacity simulator; None when no
+    cluster's usage was collected or none of its jobs started in those days."""
+    from capacity.trace import write_trace
+    from usage.collector_store import CHECKPOINT_FILE, CollectorStore
+    from usage.trace import collected_trace
+
+    root = Path(settings.state_dir) / "usage"
+    clusters = sorted(p.parent.name for p in root.glob(f"*/{CHECKPOINT_FILE}")) if root.is_dir() else []
+    if not clusters:
+        return None
+    now = int(utc_now_seconds())
+    trace = collected_trace([CollectorStore.of(Path(settings.state_dir), c) for c in clusters],
+                            since=now - COLLECTED_TRACE_DAYS * 86400, until=now)
+    if not trace.jobs:
+        return None
+    path = root / COLLECTED_TRACE_FILE
+    write_trace(path, trace.jobs)
+    if say is not None:
+        say(f"capacity impact on the {len(trace.jobs)} job(s) collected in the last {COLLECTED_TRACE_DAYS} days "
+            f"({', '.join(clusters)})" + (f"; not replayed: {sum(trace.skipped.values())}" if trace.skipped else ""))
+    return path
+
+
 def utc_now_seconds() -> float:
     import time
 

@@ -145,3 +145,37 @@ def test_base_plan_finds_the_tree_in_its_repository_from_anywhere(endpoint: Embe
     assert result.exit_code == 2, result.output
     assert "1 stack(s) affected, 0 removed, 7 unchanged" in result.output
     assert "aws_budgets_budget.budget_ml-prod" in result.output
+
+
+def test_the_capacity_impact_replays_the_jobs_the_collector_saw(endpoint: EmbeddedAwsProcess, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """With usage collected in the state directory, the merge request's capacity impact replays the
+    org's own jobs of the last 30 days (here: March 2026 of the example org, the simulator's replay
+    written as Workloads in the collector's stores; "now" is April 1st), not the sample trace."""
+    import cli.usage
+    from cli.demo_usage import seed_last_month
+    from hypergov.validate import validate_dir
+    from usage.collector_store import CollectorStore
+    from usage.trace import collected_trace
+
+    shutil.copytree(CONFIG, tmp_path / "config")
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    repo.index.add([str(p.relative_to(tmp_path)) for p in (tmp_path / "config").rglob("*") if p.is_file()])
+    repo.index.commit("base")
+    seed_last_month(validate_dir(tmp_path / "config").tree, tmp_path / "state", "2026-03")
+    april = 1775001600  # 2026-04-01T00:00:00Z
+    monkeypatch.setattr(cli.usage, "utc_now_seconds", lambda: float(april))
+    expected = collected_trace([CollectorStore.of(tmp_path / "state", c) for c in ("gpu-west", "trn-east")],
+                               since=april - 30 * 86400, until=april)
+    project = tmp_path / "config" / "projects" / "vision.yaml"
+    project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 10"))
+    monkeypatch.chdir(tmp_path)
+    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
+           "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
+    result = CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"capacity impact on the {len(expected.jobs)} job(s) collected in the last 30 days" in result.output
+    section = (tmp_path / "mr.md").read_text().split("\n### Capacity impact\n", 1)[1]
+    assert (f"The same trace (`collected-jobs.jsonl`, {len(expected.jobs):,} jobs) simulated under `main` and "
+            "`working tree`.") in section
+    assert capacity_tables(section)["gpu-west"]["vision"][0] == "96 → 80"
