@@ -57,7 +57,8 @@ def test_raises_share_what_the_pool_holds_in_order_of_the_hours_borrowed() -> No
 def test_a_lowered_team_frees_room_for_a_raise_and_a_raise_is_cut_to_what_fits() -> None:
     """Pool 40 GPUs: a 2 instances (borrows, uses 36: wants 5), b 3 instances idle (uses 2: down to 1).
     b's lowering frees 16 GPUs: a may grow to 40 - 8 = 32 GPUs = 4 instances, not 5."""
-    days = [day("a", n, used=36, guarantee=16) for n in range(7)] + [day("b", n, used=2, guarantee=24) for n in range(7)]
+    days = [day("a", n, used=36, guarantee=16) for n in range(7)] + \
+        [day("b", n, used=2, guarantee=24) for n in range(7)]
     proposals, notes = propose(days, [guarantee("a", 2), guarantee("b", 3)], {("west", P5): 40})
     assert [(p.guarantee.team, p.proposed) for p in proposals] == [("b", 1), ("a", 4)]
     assert any("raised to 4 instances, not 5" in n for n in notes)
