@@ -23,6 +23,7 @@ daemon and the endpoint are stopped at the end, whatever happens.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -136,8 +137,8 @@ class Story:
             cwd=self.admin.working_dir, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
         lines = done.stdout.splitlines()  # both streams, in the order the command wrote them
         if show is not None and len(lines) > show:
-            click.echo(f"        ... ({len(lines) - show} line(s) before)")
-            lines = lines[-show:]
+            click.echo(f"        ... ({len(lines) - show} line(s)" + (" before)" if show else ")"))
+            lines = lines[-show:] if show else []
         for line in lines:
             click.echo(f"        {line}")
         click.echo(f"      (exit {done.returncode})")
@@ -249,7 +250,8 @@ def _usage(story: Story) -> None:
     """Step 13: last month's Workloads (simulated: no cluster runs here, `cli.demo_usage`), accounted
     and reported per team with the chargeback at the example's prices."""
     with step(13, "last month's GPU-hours traced to their teams: the org's jobs as Kueue Workloads in the "
-                  "collector's store; hypergov usage report with the chargeback and the missing hours"):
+                  "collector's store; hypergov usage report with the chargeback and the missing hours; hypergov "
+                  "capacity suggest"):
         head = story.admin.head.commit.hexsha
         tree = validate_files(read_tree_at(story.admin.working_dir, head, "config")).tree
         month = last_month(datetime.now(UTC))
@@ -261,6 +263,14 @@ def _usage(story: Story) -> None:
         if done.returncode != 0 or "## Chargeback (USD)" not in done.stdout or "## Missing data" not in done.stdout:
             raise DemoError("hypergov usage report did not report the month with its chargeback")
         click.echo(f"      the full report: hypergov usage report --month {month}; charts in {charts}")
+        suggested = story.hypergov("capacity", "suggest", "--days", "30", "--json", show=0)
+        if suggested.returncode not in (0, 2):
+            raise DemoError("hypergov capacity suggest failed")
+        proposals = json.loads(suggested.stdout[suggested.stdout.index("{"):])["proposals"]
+        click.echo(f"      capacity suggest: {len(proposals)} guarantee change(s) from the month's use, e.g.")
+        for proposal in proposals[:4]:
+            click.echo(f"        {proposal['team']} on {proposal['cluster']} {proposal['instance_type']}: "
+                       f"{proposal['current']} -> {proposal['proposed']} {proposal['unit']} ({proposal['reason']})")
 
 
 def _identity_center(story: Story, tree: GovernanceTree) -> None:
