@@ -130,6 +130,41 @@ class Warehouse:
             missing=_missing_periods(gap_rows))
 
 
+# The tables' columns and their SQL types, as the Parquet files hold them (the partition columns
+# `cluster` and `month` come from the directory names); Athena's tables are declared from these.
+TABLE_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    TEAM_TABLE: (("team", "VARCHAR"), ("instance_type", "VARCHAR"), ("kind", "VARCHAR"), ("interval_start", "BIGINT"),
+                 ("missing", "BOOLEAN"), ("guarantee", "DOUBLE"), ("used", "DOUBLE"), ("own", "DOUBLE"),
+                 ("borrowed", "DOUBLE"), ("lent", "DOUBLE"), ("idle_guarantee", "DOUBLE"),
+                 ("lost_to_preemption", "DOUBLE")),
+    CLASS_TABLE: (("team", "VARCHAR"), ("priority_class", "VARCHAR"), ("instance_type", "VARCHAR"), ("kind", "VARCHAR"),
+                  ("interval_start", "BIGINT"), ("used", "DOUBLE"), ("own", "DOUBLE"), ("borrowed", "DOUBLE"),
+                  ("lost_to_preemption", "DOUBLE")),
+    POOL_TABLE: (("instance_type", "VARCHAR"), ("kind", "VARCHAR"), ("interval_start", "BIGINT"),
+                 ("missing", "BOOLEAN"), ("capacity", "DOUBLE"), ("guaranteed", "DOUBLE"), ("used", "DOUBLE"), ("from_nobody", "DOUBLE")),
+}
+_ATHENA_TYPES: Final = {"VARCHAR": "string", "BIGINT": "bigint", "BOOLEAN": "boolean", "DOUBLE": "double"}
+
+
+def athena_ddl(location: str) -> list[str]:
+    """CREATE EXTERNAL TABLE statements for the warehouse copied under `location` (s3://bucket/prefix,
+    holding the three table folders), partitioned as the files are; then `MSCK REPAIR TABLE <t>`
+    (or ALTER TABLE ADD PARTITION) finds the partitions."""
+    base = location.rstrip("/")
+    return [f"CREATE EXTERNAL TABLE IF NOT EXISTS {table} (\n  "
+            + ",\n  ".join(f"{name} {_ATHENA_TYPES[kind]}" for name, kind in columns)
+            + f"\n)\nPARTITIONED BY (cluster string, month string)\nSTORED AS PARQUET\nLOCATION '{base}/{table}/'"
+            for table, columns in TABLE_COLUMNS.items()]
+
+
+def athena_queries(start: int, end: int) -> dict[str, str]:
+    """The report's queries as Athena runs them: on the tables `athena_ddl` declares."""
+    where = _where(start, end, (), ())
+    tables = {table: table for table in TABLES}
+    return {name: query.format(where=where, **tables).strip() for name, query in
+            (("teams", TEAM_QUERY), ("pools", POOL_QUERY), ("days", DAY_QUERY), ("missing", GAP_QUERY))}
+
+
 # The queries: Athena runs them with each `{table}` replaced by its table name (README).
 TEAM_QUERY: Final = """
 SELECT team, cluster, instance_type, kind,
