@@ -53,11 +53,13 @@ schema: $(STAMP)
 	$(BIN)/hypergov schema --out schema
 
 # Rewrite tests/stacks/golden/project-vision.json and tests/core/golden/merge_request/*.md from config/,
-# and tests/usage/golden/usage-report.md from its hand-built period (review the diff before committing).
+# tests/usage/golden/usage-report.md from its hand-built period and example-month.md from the example
+# month (review the diff before committing).
 golden: $(STAMP)
 	$(BIN)/python -m stacks.golden
 	$(BIN)/python -m tests.core.regen_governance_golden
 	$(BIN)/python -m tests.usage.regen_report_golden
+	$(BIN)/python -m tests.usage.example_month
 
 # Re-resolve the pins after editing requirements.in.
 lock:
