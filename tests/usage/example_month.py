@@ -17,7 +17,7 @@ report (review the diff: the test checks the figures by hand too)."""
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
