@@ -242,7 +242,8 @@ def _story(story: Story) -> None:
     _usage(story)
     click.secho("\ndemo complete: followed a remote, applied every stack, planned and applied a merge request, "
                 "scaled a declared cluster through another, found and repaired drift on a schedule, kept an audit "
-                "trail that verifies and catches an edit",
+                "trail that verifies and catches an edit, traced last month's GPU-hours and their cost to the "
+                "teams and proposed guarantees from them",
                 fg="green", bold=True)
 
 
