@@ -18,7 +18,7 @@ from capacity.spec import (
 )
 from capacity.synth import TraceShape, Workload, generate, median_for_load
 from hypergov.model import partitions
-from hypergov.model.cluster import Cluster
+from hypergov.model.cluster import Cluster, UnknownAccelerators
 from hypergov.model.common import duration_seconds
 from hypergov.model.project import QuotaAmount
 from hypergov.model.tree import GovernanceTree
@@ -32,11 +32,10 @@ class AdapterError(Exception):
 
 
 def gpus_per_instance(cluster: Cluster, instance_type: str) -> int:
-    per = cluster.accelerators(instance_type)
-    if per is None:
-        raise AdapterError(f"GPUs per instance of {instance_type} are unknown; set "
-                           f"capacity.{instance_type}.accelerators_per_instance in the cluster file")
-    return per
+    try:
+        return cluster.known_accelerators(instance_type)
+    except UnknownAccelerators as error:
+        raise AdapterError(str(error)) from error
 
 
 def cluster_capacity(tree: GovernanceTree, cluster_name: str) -> ClusterCapacity:

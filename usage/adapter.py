@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from components.kueue import accelerator_resource
 from hypergov.kube_resources import NVIDIA_GPU
-from hypergov.model.cluster import Cluster
+from hypergov.model.cluster import Cluster, UnknownAccelerators
 from hypergov.model.instance_specs import instance_spec
 from hypergov.model.org import Pricing
 from hypergov.model.project import QuotaAmount
@@ -78,11 +78,10 @@ def _pool(cluster: Cluster, cluster_name: str, itype: str, kind: ResourceKind, c
 
 
 def _accelerators(cluster: Cluster, itype: str) -> int:
-    per = cluster.accelerators(itype)
-    if per is None:
-        raise AdapterError(f"accelerators per instance of {itype} are unknown; set "
-                           f"capacity.{itype}.accelerators_per_instance in the cluster file")
-    return per
+    try:
+        return cluster.known_accelerators(itype)
+    except UnknownAccelerators as error:
+        raise AdapterError(str(error)) from error
 
 
 def _accelerator_units(quota: EffectiveQuota, itype: str, kind: ResourceKind) -> int:

@@ -141,7 +141,8 @@ TABLE_COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
                   ("interval_start", "BIGINT"), ("used", "DOUBLE"), ("own", "DOUBLE"), ("borrowed", "DOUBLE"),
                   ("lost_to_preemption", "DOUBLE")),
     POOL_TABLE: (("instance_type", "VARCHAR"), ("kind", "VARCHAR"), ("interval_start", "BIGINT"),
-                 ("missing", "BOOLEAN"), ("capacity", "DOUBLE"), ("guaranteed", "DOUBLE"), ("used", "DOUBLE"), ("from_nobody", "DOUBLE")),
+                 ("missing", "BOOLEAN"), ("capacity", "DOUBLE"), ("guaranteed", "DOUBLE"), ("used", "DOUBLE"),
+                 ("from_nobody", "DOUBLE")),
 }
 _ATHENA_TYPES: Final = {"VARCHAR": "string", "BIGINT": "bigint", "BOOLEAN": "boolean", "DOUBLE": "double"}
 

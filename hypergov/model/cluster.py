@@ -97,6 +97,10 @@ class SchedulerPolicy(StrictModel):
         "so hypergov always writes it)"))
 
 
+class UnknownAccelerators(ValueError):
+    """Neither the cluster file nor hypergov's table knows an instance type's accelerators."""
+
+
 class Cluster(StrictModel):
     account: str = Field(description="name of an account in org.yaml")
     region: Region | None = Field(default=None, description="defaults to the org's home_region")
@@ -134,6 +138,14 @@ class Cluster(StrictModel):
         built-in table; None when neither knows the type."""
         capacity = self.capacity.get(instance_type)
         return accelerators_per_instance(instance_type, capacity.accelerators_per_instance if capacity else None)
+
+    def known_accelerators(self, instance_type: str) -> int:
+        """`accelerators`, or `UnknownAccelerators` saying how to give them."""
+        per = self.accelerators(instance_type)
+        if per is None:
+            raise UnknownAccelerators(f"accelerators per instance of {instance_type} are unknown; set "
+                                      f"capacity.{instance_type}.accelerators_per_instance in the cluster file")
+        return per
 
     def priority_class_names(self) -> set[str]:
         return {pc.name for pc in self.scheduler.priority_classes}
