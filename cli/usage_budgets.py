@@ -1,6 +1,7 @@
 """`hypergov usage budgets`: per-team budget alerts on the usage chargeback, through the budget
 topics the org stack keeps (`usage.budget_alerts` decides, `usage.budget_publish` publishes).
-`budgets_cmd` is registered in the `usage` group by cli/usage.py."""
+`budgets_cmd` is a command of its own, to be added to the `usage` group (cli/usage.py) as `budgets`;
+it also runs on its own (tests, scripts), with the same exit codes."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def budgets_cmd(settings_file: Path | None, config_dir: Path | None, month: str 
     budgets = _budgets(tree)
     ledger = SentAlerts(ledger_path(Path(settings.state_dir).resolve()))
     with ledger.locked():  # one run at a time decides and sends: two never send one alert twice
-        decision = alerts_due(charges, budgets, month=month, sent=ledger.keys())
+        decision = alerts_due(charges, budgets, month=month, sent=ledger.sent_keys())
         if isinstance(decision, NotComparable):
             raise click.ClickException(decision.message)
         published = None if dry_run or not decision.alerts else _publish(settings, tree, decision, ledger)

@@ -76,7 +76,7 @@ def prices_for_tree(tree: GovernanceTree) -> PoolPrices:
 def budgets_for_tree(tree: GovernanceTree) -> TreeBudgets:
     """Every project budget, split over its accounts and routed to the topics exactly as the
     project's AWS Budgets are (`components.project.budget_limits`, `arns.budget_topic_arn`), and
-    every cluster's account (SEMANTICS.md B1, B2)."""
+    every cluster's account (SEMANTICS.md C9)."""
     # The project component imports Pulumi: loaded only when budgets are asked for, not by reports.
     from components.project import budget_limits
     from hypergov.stack_views import ProjectView, stack_view

@@ -1,6 +1,6 @@
 """Which budget alerts a month's chargeback makes due: per project with a budget, per account its
 budget is split over, per threshold of `alert_at_percent`, once a month. SEMANTICS.md, "Budget
-alerts", B1-B6.
+alerts", C8-C13.
 
 AWS Budgets compare a project's budget with the costs AWS bills under its cost-centre tag; the
 instances of a shared HyperPod cluster carry no team's tag, so a team's GPU spend there never
@@ -127,7 +127,7 @@ class AlertsDue:
 
 @dataclass(frozen=True)
 class NotComparable:
-    """A refusal: the chargeback's currency is not the budgets' (B6)."""
+    """A refusal: the chargeback's currency is not the budgets' (C13)."""
 
     month: str
     currency: str
@@ -142,7 +142,7 @@ class NotComparable:
 def alerts_due(charges: Chargeback, budgets: TreeBudgets, *, month: str,
                sent: Collection[AlertKey] = ()) -> AlertsDue | NotComparable:
     """The alerts `charges` (the month's chargeback, month to date) make due against `budgets`,
-    leaving out the keys in `sent` (B1-B6)."""
+    leaving out the keys in `sent` (C8-C13)."""
     if not budgets.projects:
         return AlertsDue(month, ())
     if charges.currency != BUDGET_CURRENCY:
@@ -167,7 +167,7 @@ def alerts_due(charges: Chargeback, budgets: TreeBudgets, *, month: str,
 
 
 def account_costs(charge: TeamCharge, cluster_accounts: Mapping[str, str]) -> dict[str, Decimal]:
-    """A team's charge per account, each pool's to the account of its cluster (B2). All in one
+    """A team's charge per account, each pool's to the account of its cluster (C9). All in one
     account: the team's total, rounded once from its exact sum (C7); over several, the sum of its
     pool lines there (each within half a minor unit of exact)."""
     lines: dict[str, list[Decimal]] = defaultdict(list)
@@ -183,7 +183,7 @@ def account_costs(charge: TeamCharge, cluster_accounts: Mapping[str, str]) -> di
 
 
 def reached(cost: Decimal, limit: Decimal, percent: int) -> bool:
-    """B3: the cost is at least `percent`% of the limit, exactly (decimals, no float); a zero cost
+    """C10: the cost is at least `percent`% of the limit, exactly (decimals, no float); a zero cost
     reaches nothing, so an unused zero budget is no alert."""
     return cost > 0 and cost * 100 >= limit * percent
 

@@ -1,6 +1,6 @@
 """Budget alerts out (`usage.budget_alerts` decides them): each published to its account's budget
 topic with SNS `Publish`, and recorded as sent in `<state_dir>/usage/budget-alerts.json` right after
-its publish succeeded (SEMANTICS.md B5).
+its publish succeeded (SEMANTICS.md C12).
 
 The record is rewritten whole after each alert (a temporary file, then a rename: a reader sees the
 old record or the new, never half of one), so a rerun sends nothing already recorded and a failure
@@ -76,7 +76,7 @@ class SentAlerts:
         with file_lock(self.path.with_name(f".{self.path.name}.lock")):
             yield
 
-    def keys(self) -> frozenset[AlertKey]:
+    def sent_keys(self) -> frozenset[AlertKey]:
         return frozenset((e["month"], e["team"], e["account"], int(e["percent"])) for e in self._entries())
 
     def record(self, sent: SentAlert, *, at: datetime) -> None:

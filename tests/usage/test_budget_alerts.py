@@ -1,4 +1,4 @@
-"""Which budget alerts a month's chargeback makes due (SEMANTICS.md B1-B6), on hand-computed
+"""Which budget alerts a month's chargeback makes due (SEMANTICS.md C8-C13), on hand-computed
 figures; none is copied from what the code returns.
 
 Every charge here is priced at 40.00 per instance-hour of an 8-GPU type: 40.00 / 8 = 5.00 per
