@@ -282,3 +282,12 @@ def account_months(settings: Settings, clusters: tuple[str, ...], months: tuple[
     except AdapterError as exc:
         raise click.ClickException(str(exc)) from exc
     return account_clusters(jobs, progress=(lambda _: None) if quiet else to_stderr)
+
+
+def _add_budgets() -> None:
+    from cli.usage_budgets import budgets_cmd
+
+    usage.add_command(budgets_cmd, "budgets")
+
+
+_add_budgets()

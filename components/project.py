@@ -66,6 +66,16 @@ def budget_shares(view: ProjectView) -> dict[str, float]:
     return {a: (w / total if total else 1 / len(weight)) for a, w in sorted(weight.items())}
 
 
+def budget_limits(view: ProjectView) -> dict[str, str]:
+    """Account id -> the monthly limit of the project's budget there, as AWS Budgets is given it
+    (USD, two decimals): `monthly_usd` split by `budget_shares`. Empty without a budget. The usage
+    chargeback's budget alerts (`usage.budget_alerts`) compare with these same figures."""
+    budget = view.project.budget
+    if budget is None:
+        return {}
+    return {acct: f"{budget.monthly_usd * share:.2f}" for acct, share in budget_shares(view).items()}
+
+
 class ProjectGovernance(pulumi.ComponentResource):
     def __init__(self, name: str, args: ProjectGovernanceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
@@ -83,8 +93,8 @@ class ProjectGovernance(pulumi.ComponentResource):
                 if any(not is_identity_center(p) for p in project.members.of(persona)):
                     roles[(acct, persona)] = self._role(args, acct=acct, alias=alias, persona=persona,
                                                         clusters=account_clusters)
-        for acct, share in budget_shares(args.view).items():
-            self._budget(args, acct=acct, share=share)
+        for acct, limit in budget_limits(args.view).items():
+            self._budget(args, acct=acct, limit=limit)
         for cluster_name, cluster in sorted(args.view.clusters.items()):
             acct = arns.account_id(org, cluster.account)
             for persona in personas:
@@ -143,7 +153,7 @@ class ProjectGovernance(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[role]))
         return role
 
-    def _budget(self, args: ProjectGovernanceArgs, *, acct: str, share: float) -> None:
+    def _budget(self, args: ProjectGovernanceArgs, *, acct: str, limit: str) -> None:
         org, team, project = args.view.org, args.view.team, args.view.project
         if project.budget is None or project.cost_centre is None:
             return
@@ -151,7 +161,7 @@ class ProjectGovernance(pulumi.ComponentResource):
         topic = arns.budget_topic_arn(org, acct)
         aws.budgets.Budget(
             f"budget@{alias}", name=naming.budget_name(org.name, team), account_id=acct, budget_type="COST",
-            limit_amount=f"{project.budget.monthly_usd * share:.2f}", limit_unit="USD", time_unit="MONTHLY",
+            limit_amount=limit, limit_unit="USD", time_unit="MONTHLY",
             cost_filters=[{"name": "TagKeyValue",
                            "values": [f"user:{org.cost_allocation.cost_centre_tag}${project.cost_centre}"]}],
             notifications=[{"comparison_operator": "GREATER_THAN", "threshold": float(pct),

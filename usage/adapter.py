@@ -6,6 +6,9 @@ org's `pricing`. The only module of the package that reads the config models (as
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+from components import arns
 from components.kueue import accelerator_resource
 from hypergov.kube_resources import NVIDIA_GPU
 from hypergov.model.cluster import Cluster, UnknownAccelerators
@@ -15,6 +18,7 @@ from hypergov.model.project import QuotaAmount
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import EffectiveQuota, effective_quota
 from usage.accounting import Pool
+from usage.budget_alerts import AccountBudget, ProjectBudget, TreeBudgets
 from usage.prices import InstanceRate, NoPrice, PoolKey, PoolPrices, UnitPrice, unit_price
 from usage.resources import MILLICORES, UNITS, QuantityError, ResourceKind, mig_units
 
@@ -67,6 +71,32 @@ def prices_for_tree(tree: GovernanceTree) -> PoolPrices:
                                      accelerators=_accelerators(cluster, pool.instance_type),
                                      vcpus=spec.vcpu if spec is not None else None)
     return PoolPrices(pricing.currency, found)
+
+
+def budgets_for_tree(tree: GovernanceTree) -> TreeBudgets:
+    """Every project budget, split over its accounts and routed to the topics exactly as the
+    project's AWS Budgets are (`components.project.budget_limits`, `arns.budget_topic_arn`), and
+    every cluster's account (SEMANTICS.md C9)."""
+    # The project component imports Pulumi: loaded only when budgets are asked for, not by reports.
+    from components.project import budget_limits
+    from hypergov.stack_views import ProjectView, stack_view
+
+    if tree.org is None:
+        return TreeBudgets((), {})
+    org = tree.org.model
+    clusters = {name: arns.account_id(org, c.model.account) for name, c in sorted(tree.clusters.items())}
+    projects: list[ProjectBudget] = []
+    for team, project in sorted(tree.projects.items()):
+        budget = project.model.budget
+        if budget is None:
+            continue
+        view = stack_view(tree, "project", team)
+        assert isinstance(view, ProjectView)  # a project's stack view is one
+        parts = tuple(AccountBudget(acct, Decimal(limit), arns.budget_topic_arn(view.org, acct))
+                      for acct, limit in budget_limits(view).items())
+        projects.append(ProjectBudget(team, Decimal(budget.monthly_usd), tuple(sorted(set(budget.alert_at_percent))),
+                                      parts))
+    return TreeBudgets(tuple(projects), clusters)
 
 
 def _pool(cluster: Cluster, cluster_name: str, itype: str, kind: ResourceKind, capacity: int,
