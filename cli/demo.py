@@ -251,8 +251,8 @@ def _usage(story: Story) -> None:
     """Step 13: last month's Workloads (simulated: no cluster runs here, `cli.demo_usage`), accounted
     and reported per team with the chargeback at the example's prices."""
     with step(13, "last month's GPU-hours traced to their teams: the org's jobs as Kueue Workloads in the "
-                  "collector's store; hypergov usage report with the chargeback and the missing hours; hypergov "
-                  "capacity suggest"):
+                  "collector's store; hypergov usage report with the chargeback and the missing hours; budget "
+                  "alerts on the chargeback; hypergov capacity suggest"):
         head = story.admin.head.commit.hexsha
         tree = validate_files(read_tree_at(story.admin.working_dir, head, "config")).tree
         month = last_month(datetime.now(UTC))
@@ -264,6 +264,11 @@ def _usage(story: Story) -> None:
         if done.returncode != 0 or "## Chargeback (USD)" not in done.stdout or "## Missing data" not in done.stdout:
             raise DemoError("hypergov usage report did not report the month with its chargeback")
         click.echo(f"      the full report: hypergov usage report --month {month}; charts in {charts}")
+        sent = story.hypergov("usage", "budgets", "--month", month, show=6)
+        again = story.hypergov("usage", "budgets", "--month", month, show=2)
+        if sent.returncode != 2 or again.returncode != 0:
+            raise DemoError(f"usage budgets exited {sent.returncode} then {again.returncode}, not 2 then 0 "
+                            "(alerts sent once)")
         suggested = story.hypergov("capacity", "suggest", "--days", "30", "--json", show=0)
         if suggested.returncode not in (0, 2):
             raise DemoError("hypergov capacity suggest failed")
