@@ -9,7 +9,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -33,23 +33,6 @@ BUDGETS_EXIT = ("Exit status: 0 nothing due (no threshold reached, or every one 
                 "whether the failure is temporary or permanent: the alerts sent before it stay recorded).")
 
 
-class _UsageErrorsExitOne(click.Command):
-    """Run on its own (tests, scripts), click would exit 2 on a usage error, which here means
-    "alerts sent"; as in the `hypergov` group, a usage error exits 1."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["standalone_mode"] = False
-        try:
-            result = super().main(*args, **kwargs)
-        except click.ClickException as exc:
-            exc.show()
-            sys.exit(EXIT_ERROR)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(EXIT_ERROR)
-        sys.exit(result if isinstance(result, int) else 0)
-
-
 def _check_month(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     from usage.warehouse import month_window
 
@@ -61,7 +44,7 @@ def _check_month(_ctx: click.Context, _param: click.Parameter, value: str | None
     return value
 
 
-@click.command("budgets", cls=_UsageErrorsExitOne, epilog=BUDGETS_EXIT)
+@click.command("budgets", epilog=BUDGETS_EXIT)
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: ./hypergov.yaml if present).")
 @config_option(from_settings=True)

@@ -20,10 +20,7 @@ pytestmark = pytest.mark.integration
 
 def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: EmbeddedAwsProcess, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(CONFIG, tmp_path / "config")
-    repo = git.Repo.init(tmp_path, initial_branch="main")
-    repo.index.add([str(p.relative_to(tmp_path)) for p in (tmp_path / "config").rglob("*") if p.is_file()])
-    repo.index.commit("base")
+    _example_repo(tmp_path)
     project = tmp_path / "config" / "projects" / "vision.yaml"
     project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 10"))
     monkeypatch.chdir(tmp_path)
@@ -48,6 +45,14 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     positions = [markdown.index(text) for text in order]
     assert positions == sorted(positions), positions
 
+
+
+def _example_repo(root: Path) -> None:
+    """The example tree committed on main of a repository at `root` (the merge request's base)."""
+    shutil.copytree(CONFIG, root / "config")
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
+    repo.index.commit("base")
 
 
 def capacity_tables(section: str) -> dict[str, dict[str, list[str]]]:
@@ -95,10 +100,7 @@ def test_an_invalid_change_still_writes_the_comment_with_its_problems(tmp_path: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The merge request shows why nothing was planned: every problem with file:line and how to
     fix it, in mr.md; the terminal shows the problems as before, and the exit status is 1."""
-    shutil.copytree(CONFIG, tmp_path / "config")
-    repo = git.Repo.init(tmp_path, initial_branch="main")
-    repo.index.add([str(p.relative_to(tmp_path)) for p in (tmp_path / "config").rglob("*") if p.is_file()])
-    repo.index.commit("base")
+    _example_repo(tmp_path)
     project = tmp_path / "config" / "projects" / "vision.yaml"
     project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 20"))
     (tmp_path / "mr.md").write_text("a stale comment from an earlier run")
@@ -158,10 +160,7 @@ def test_the_capacity_impact_replays_the_jobs_the_collector_saw(endpoint: Embedd
     from usage.collector_store import CollectorStore
     from usage.trace import collected_trace
 
-    shutil.copytree(CONFIG, tmp_path / "config")
-    repo = git.Repo.init(tmp_path, initial_branch="main")
-    repo.index.add([str(p.relative_to(tmp_path)) for p in (tmp_path / "config").rglob("*") if p.is_file()])
-    repo.index.commit("base")
+    _example_repo(tmp_path)
     seed_last_month(validate_dir(tmp_path / "config").tree, tmp_path / "state", "2026-03")
     april = 1775001600  # 2026-04-01T00:00:00Z
     monkeypatch.setattr(cli.usage, "utc_now_seconds", lambda: float(april))

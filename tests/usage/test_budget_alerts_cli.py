@@ -1,4 +1,4 @@
-"""`budgets_cmd` (to be `hypergov usage budgets`) through click, against the embedded endpoint's
+"""`hypergov usage budgets` through click, against the embedded endpoint's
 real SNS: the budget topic created as the org stack names it, an SQS queue subscribed to it (SNS
 delivers each message to the queue), and a warehouse filled with `Warehouse.write_month` from
 `usage.accounting.account` over the example tree with speech's budget lowered to 2,000 USD.
@@ -25,7 +25,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from cli.usage_budgets import budgets_cmd
+from cli.main import main
 from embedded_aws import EmbeddedAws
 from hypergov.validate import load_valid_tree
 from tests.example_tree import CONFIG
@@ -83,7 +83,7 @@ def queue(aws: EmbeddedAws) -> Iterator[tuple[Any, str]]:
 
 
 def run(settings_file: Path, *args: str) -> Result:
-    return CliRunner().invoke(budgets_cmd, ["--settings", str(settings_file), "--month", "2026-03", *args])
+    return CliRunner().invoke(main, ["usage", "budgets", "--settings", str(settings_file), "--month", "2026-03", *args])
 
 
 def received(sqs: Any, url: str) -> list[dict[str, Any]]:
