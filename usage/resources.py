@@ -19,6 +19,7 @@ from typing import Final
 
 from hypergov.kube_resources import NEURON_CORE, NEURON_DEVICE, NEURON_DEVICE_ALIAS, NVIDIA_GPU
 from hypergov.model import partitions
+from hypergov.model.accelerators import NEURONCORES_PER_DEVICE, neuroncores_per_device
 
 
 class ResourceKind(StrEnum):
@@ -33,11 +34,15 @@ class ResourceKind(StrEnum):
 GPU_UNITS: Final = math.lcm(partitions.COMPUTE_SLICES, partitions.MEMORY_SLICES)
 """Units per GPU: 56, so that a MIG partition's share of a GPU (n of the 7 compute slices or m of
 the 8 memory slices, NVIDIA MIG user guide, "Supported MIG Profiles") is a whole number of units."""
+NEURON_UNITS: Final = math.lcm(*NEURONCORES_PER_DEVICE.values())
+"""Units per Neuron device: a multiple of the NeuronCores per device of every chip whose share is
+known (`hypergov.model.accelerators.NEURONCORES_PER_DEVICE`), so that a NeuronCore request is a
+whole number of units of its device (as a MIG slice is of its GPU)."""
 MILLICORES: Final = 1000
 """Units per vCPU: Kubernetes counts CPU in millicores (`500m`)."""
 
 UNITS: Final[dict[ResourceKind, int]] = {
-    ResourceKind.GPU: GPU_UNITS, ResourceKind.NEURON_DEVICE: 1, ResourceKind.NEURONCORE: 1,
+    ResourceKind.GPU: GPU_UNITS, ResourceKind.NEURON_DEVICE: NEURON_UNITS, ResourceKind.NEURONCORE: 1,
     ResourceKind.VCPU: MILLICORES,
 }
 """Units per one of each kind (a GPU, a Neuron device, a NeuronCore, a vCPU)."""
@@ -79,9 +84,14 @@ def kind_of(resource: str, instance_type: str | None = None) -> tuple[ResourceKi
     if resource.startswith(MIG_PREFIX):
         return ResourceKind.GPU, mig_units(instance_type, resource.removeprefix("nvidia.com/"))
     if resource in (NEURON_DEVICE, NEURON_DEVICE_ALIAS):
-        return ResourceKind.NEURON_DEVICE, 1
+        return ResourceKind.NEURON_DEVICE, NEURON_UNITS
     if resource == NEURON_CORE:
-        return ResourceKind.NEURONCORE, 1
+        cores = neuroncores_per_device(instance_type) if instance_type else None
+        if cores is None:
+            raise QuantityError(f"NeuronCores per Neuron device of {instance_type or 'an unknown instance type'} are "
+                                "unknown (known: " + ", ".join(sorted(NEURONCORES_PER_DEVICE)) + "); a request in "
+                                "NeuronCores there has no known share of a device")
+        return ResourceKind.NEURON_DEVICE, NEURON_UNITS // cores
     if resource == CPU:
         return ResourceKind.VCPU, MILLICORES
     return None

@@ -18,6 +18,17 @@ for _family in ("g4dn", "g5", "g6", "g6e"):
 
 _CPU_FAMILIES = ("ml.c", "ml.m", "ml.r", "ml.t", "ml.i")
 
+NEURONCORES_PER_DEVICE: dict[str, int] = {"ml.trn1.32xlarge": 2, "ml.trn1n.32xlarge": 2}
+"""NeuronCores per Neuron device, where a pod's `aws.amazon.com/neuroncore` request is a fixed
+share of a device: each Trainium (Trn1) chip holds two NeuronCore-v2 (AWS Neuron documentation,
+"Trainium Architecture"). Trainium2 chips hold eight physical NeuronCore-v3, but the cores a node
+advertises depend on its logical NeuronCore configuration (LNC), so Trn2 is left out: a request in
+NeuronCores there has no known share of a device."""
+
+
+def neuroncores_per_device(instance_type: str) -> int | None:
+    return NEURONCORES_PER_DEVICE.get(instance_type)
+
 
 def accelerators_per_instance(instance_type: str, override: int | None = None) -> int | None:
     """GPUs per instance, 0 for CPU instance types, None when unknown (the cluster must say)."""

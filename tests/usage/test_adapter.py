@@ -34,10 +34,11 @@ def test_gpu_west_pools() -> None:
 
 
 def test_trainium_counts_neuron_devices() -> None:
-    """trn-east: trn1.32xlarge has 16 Trainium devices; 16 instances = 256 devices (1 unit each)."""
+    """trn-east: trn1.32xlarge has 16 Trainium devices; 16 instances = 256 devices, each counted in
+    halves (a Trainium device holds two NeuronCores, so a NeuronCore request is one unit): 512."""
     pool = _pools(example_files())[("trn-east", "ml.trn1.32xlarge", ResourceKind.NEURON_DEVICE)]
 
-    assert pool.capacity == 256
+    assert pool.capacity == 256 * 2
 
 
 def test_a_mig_partition_guarantee_is_its_share_of_a_gpu() -> None:

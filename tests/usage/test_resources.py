@@ -48,3 +48,19 @@ def test_what_kubernetes_cannot_allocate_is_refused(resource: str, quantity: str
     """1.5 GPUs is 84 units, but Kubernetes allocates extended resources whole and CPU in millicores."""
     with pytest.raises(QuantityError, match="not a whole number of what Kubernetes allocates"):
         units_of(resource, quantity, "ml.p5.48xlarge")
+
+
+def test_a_neuroncore_is_its_share_of_a_trainium_device() -> None:
+    """A Trainium (Trn1) chip holds two NeuronCore-v2 (AWS Neuron documentation, "Trainium
+    Architecture"): 3 NeuronCores are 1.5 devices, 4 are 2 devices, whatever the request names."""
+    cores = units_of("aws.amazon.com/neuroncore", "3", "ml.trn1.32xlarge")
+    devices = units_of("aws.amazon.com/neuron", "2", "ml.trn1.32xlarge")
+    assert cores is not None and devices is not None
+    assert cores[0] is devices[0] is ResourceKind.NEURON_DEVICE
+    assert cores[1] * 4 == devices[1] * 3  # 3 cores : 2 devices = 1.5 : 2
+    assert units_of("aws.amazon.com/neuroncore", "4", "ml.trn1.32xlarge") == devices
+
+
+def test_neuroncores_where_their_share_of_a_device_is_unknown_are_refused() -> None:
+    with pytest.raises(QuantityError, match="NeuronCores per Neuron device of ml.trn2.48xlarge are unknown"):
+        units_of("aws.amazon.com/neuroncore", "8", "ml.trn2.48xlarge")
