@@ -175,21 +175,22 @@ def _holding(row: WorkloadRecord, pools: Pools | None, refused: set[tuple[str, R
     """What an admitted row holds, in hypergov's units (I3); what cannot be counted is reported
     once per workload and kind, and left out."""
     units: list[tuple[str, ResourceKind, int]] = []
-    for kind, amount, per in ((ResourceKind.GPU, row.gpu, UNITS[ResourceKind.GPU]),
-                              (ResourceKind.VCPU, row.cpu, UNITS[ResourceKind.VCPU]),
-                              (ResourceKind.NEURONCORE, row.neuron_core, UNITS[ResourceKind.NEURONCORE])):
+    for kind, amount, least in ((ResourceKind.GPU, row.gpu, "whole GPUs"),
+                                (ResourceKind.VCPU, row.cpu, "millicores"),
+                                (ResourceKind.NEURONCORE, row.neuron_core, "whole NeuronCores")):
         if not amount:
             continue
-        count = Decimal(repr(amount)) * per
+        # What Kubernetes allocates (extended resources whole, CPU in millicores), as U3 asks of a Workload.
+        allocated = Decimal(repr(amount)) * (UNITS[kind] if kind is ResourceKind.VCPU else 1)
         problem = None
         if row.instance_type is None:
             problem = f"{kind} {amount:g} on no instance type"
-        elif count != count.to_integral_value():
-            problem = f"{kind} {amount:g} is no whole number of hypergov's units (1/{per} of one)"
+        elif allocated != allocated.to_integral_value():
+            problem = f"{kind} {amount:g} is not what Kubernetes allocates ({least}; a MIG slice is not named)"
         elif pools is not None and (row.instance_type, kind) not in pools:
             problem = f"the tree gives the cluster no {kind} pool of {row.instance_type}"
         if problem is None and row.instance_type is not None:
-            units.append((row.instance_type, kind, int(count)))
+            units.append((row.instance_type, kind, int(Decimal(repr(amount)) * UNITS[kind])))
         elif (row.instance_type or "", kind) not in refused:
             refused.add((row.instance_type or "", kind))
             entries.append(Entry(str(row.at), f"workload {row.namespace}/{row.workload_name}: {problem}; "
