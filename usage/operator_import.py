@@ -146,18 +146,23 @@ def _says(row: WorkloadRecord) -> tuple[object, ...]:
 def _attempts(team: str, rows: Sequence[WorkloadRecord], coverage: Coverage, pools: Pools | None,
               entries: list[Entry]) -> list[ClosedAttempt]:
     """A row holds its units from its timestamp to the next row's (I4); consecutive holding rows
-    alike are one attempt; the first row that does not hold ends it (I5)."""
+    alike are one attempt; the first row that does not hold ends it (I5). An eviction status on
+    a later row of the attempt, or on the row ending it, marks it preempted (the operator's
+    report: a `QuotaReserved-True` row whose next row is `Evicted-True`)."""
     attempts: list[ClosedAttempt] = []
     held: _Held | None = None
+    evicted = False
     refused: set[tuple[str, ResourceKind]] = set()
     for row in rows:
         now = _holding(row, pools, refused, entries) if row.admitted and not row.finished else None
-        if held is not None and (now is None or (now.units, now.priority_class) != (held.units, held.priority_class)):
-            attempts.append(_closed(team, held, row.timestamp, preempted=now is None and row.status in
-                                    ENDED_BY_PREEMPTION))
-            held = None
-        if held is None and now is not None:
-            held = now
+        if held is not None and now is not None and (now.units, now.priority_class) == (held.units,
+                                                                                      held.priority_class):
+            evicted = evicted or row.status in ENDED_BY_PREEMPTION
+            continue  # the same attempt, written again
+        if held is not None:
+            attempts.append(_closed(team, held, row.timestamp, preempted=evicted or (
+                now is None and row.status in ENDED_BY_PREEMPTION)))
+        held, evicted = now, False
     if held is not None:
         last = rows[-1]
         end = next((_epoch(r.end) for r in coverage if _epoch(r.start) <= last.timestamp < _epoch(r.end)), None)
@@ -166,7 +171,7 @@ def _attempts(team: str, rows: Sequence[WorkloadRecord], coverage: Coverage, poo
                                                f"last row ({iso(last.timestamp)}), outside the hours the heartbeats "
                                                "cover: its end is unknown, its last attempt not imported"))
         else:
-            attempts.append(_closed(team, held, end, preempted=False))
+            attempts.append(_closed(team, held, end, preempted=evicted))
     return [a for a in attempts if a.units and a.end > a.start]
 
 

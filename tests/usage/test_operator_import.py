@@ -163,3 +163,17 @@ def test_an_object_outside_the_layout_is_unreadable(tmp_path: Path) -> None:
     (stray.parent / "_SUCCESS").write_bytes(b"")  # Athena and Hive skip names starting with _ or .
     [problem] = read_raw(DirectorySource(tmp_path)).unreadable
     assert problem.at.object == str(stray) and "not in the operator's layout" in problem.problem
+
+
+def test_an_eviction_row_still_admitted_marks_the_attempt_preempted(tmp_path: Path) -> None:
+    """Kueue may write `Evicted` True before it releases the quota: the operator's report calls the
+    attempt preempted all the same (a `QuotaReserved-True` row followed by `Evicted-True`)."""
+    imported = _one(tmp_path, [
+        workload_row("evicted", "nlp", at(9), 1, "QuotaReserved-True", gpu=8),
+        workload_row("evicted", "nlp", at(9, 20), 2, "Evicted-True", gpu=8),
+        workload_row("evicted", "nlp", at(9, 25), 3, "QuotaReserved-False", gpu=8, admitted=False),
+        workload_row("evicted", "nlp", at(10), 4, "QuotaReserved-True", gpu=8),
+        workload_row("evicted", "nlp", at(10, 30), 5, "Finished-True", gpu=8, finished=True)])
+    [workload] = imported.workloads
+    assert [(a.start, a.end, a.preempted) for a in workload.attempts] == [
+        (seconds(9), seconds(9, 25), True), (seconds(10), seconds(10, 30), False)]
