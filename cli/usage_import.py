@@ -20,6 +20,7 @@ from cli.plan import cli_errors, load_cli_settings, valid_tree
 
 if TYPE_CHECKING:
     from hypergov.model.tree import GovernanceTree
+    from usage.collector_store import CollectorStore
     from usage.operator_import import Entry, ImportedCluster
     from usage.operator_layout import RawData, RawSource
     from usage.operator_write import Written
@@ -58,7 +59,8 @@ def import_cmd(source: str, mappings: tuple[str, ...], settings_file: Path | Non
     settings = load_cli_settings(settings_file, config_dir)
     tree = valid_tree(settings)
     clusters = _mappings(tree, mappings)
-    raw = read_raw(_source(settings, source, region))
+    raw_source = _source(settings, source, region)
+    raw = read_raw(raw_source)
     state_dir = Path(settings.state_dir).resolve()
     stores = {name: CollectorStore.of(state_dir, name) for name in clusters}
     written: dict[str, Written] = {}
@@ -68,7 +70,8 @@ def import_cmd(source: str, mappings: tuple[str, ...], settings_file: Path | Non
                 for store in stores.values():
                     held.enter_context(store.held())
             imports = [_imported(tree, stores[name], raw, name, operator) for name, operator in clusters.items()]
-            entries = [*_raw_entries(raw, set(clusters.values())), *(e for i in imports for e in i.entries)]
+            entries = [*_raw_entries(raw, raw_source, set(clusters.values())),
+                       *(e for i in imports for e in i.entries)]
             if not dry_run and not any(e.error for e in entries):
                 from usage.operator_write import write_import
 
@@ -114,21 +117,29 @@ def _source(settings: Any, where: str, region: str | None) -> RawSource:
         raise click.UsageError(f"--from {exc}") from exc
 
 
-def _imported(tree: GovernanceTree, store: Any, raw: RawData, name: str, operator: str) -> ImportedCluster:
+def _imported(tree: GovernanceTree, store: CollectorStore, raw: RawData, name: str,
+              operator: str) -> ImportedCluster:
     from usage.adapter import cluster_pools
     from usage.operator_import import first_own_start, import_cluster
     from usage.operator_write import collector_attempts
 
     pools = {(p.instance_type, p.kind) for p in cluster_pools(tree, name)}
+    before = first_own_start(store.checkpoint().coverage)
+    known = collector_attempts(store) if before is not None else {}  # no own range: the collector never ran
     return import_cluster(raw.workloads, raw.heartbeats, cluster=name, operator_cluster=operator, pools=pools,
-                          before=first_own_start(store.checkpoint().coverage), known=collector_attempts(store))
+                          before=before, known=known)
 
 
-def _raw_entries(raw: RawData, mapped: set[str]) -> list[Entry]:
-    """The unreadable records (errors), and the operator clusters nobody mapped (left out)."""
+def _raw_entries(raw: RawData, source: RawSource, mapped: set[str]) -> list[Entry]:
+    """The unreadable records (errors), no object at all (an error: --from is likely not where the
+    operator's raw/ folder is), and the operator clusters nobody mapped (left out)."""
     from usage.operator_import import Entry
+    from usage.operator_layout import WORKLOAD
 
     entries = [Entry(str(u.at), u.problem, error=True) for u in raw.unreadable]
+    if raw.objects == 0:
+        entries.append(Entry(source.location(WORKLOAD, ""), "no object of the operator's workload or heartdub "
+                             "tables here: is --from where its raw/ folder is?", error=True))
     first: dict[str, tuple[str, int]] = {}
     for cluster, where in [*((w.cluster, w.at) for w in raw.workloads), *((h.cluster, h.at) for h in raw.heartbeats)]:
         if cluster not in mapped:

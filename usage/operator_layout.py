@@ -118,6 +118,7 @@ class RawData:
     heartbeats: list[Heartbeat] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     not_read: dict[str, int] = field(default_factory=dict)  # table -> objects left unread
+    objects: int = 0  # of the tables read, readable or not
 
 
 class RawSource(Protocol):
@@ -196,6 +197,7 @@ def read_raw(source: RawSource) -> RawData:
     with duckdb.connect() as con:
         for table in (WORKLOAD, HEARTBEAT):
             for key in _data_keys(source, table):
+                raw.objects += 1
                 _read_object(con, source, table, key, raw)
     for table in NOT_READ:
         raw.not_read[table] = sum(1 for _ in _data_keys(source, table))

@@ -98,3 +98,11 @@ def test_a_running_collector_is_not_written_beside(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "another usage collector" in result.stderr and "(stop it while importing)" in result.stderr
     assert store.retired() == {}
+
+
+def test_a_source_without_the_operators_objects_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    result = _run(tmp_path, tmp_path / "elsewhere")
+    assert result.exit_code == 1
+    assert f"ERROR {tmp_path / 'elsewhere' / 'raw' / 'workload'}: no object of the operator's workload" \
+        in result.stdout
