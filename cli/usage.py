@@ -291,3 +291,12 @@ def _add_budgets() -> None:
 
 
 _add_budgets()
+
+
+def _add_import() -> None:
+    from cli.usage_import import import_cmd
+
+    usage.add_command(import_cmd, "import")
+
+
+_add_import()

@@ -31,6 +31,10 @@ from usage.workloads import READING_RULES, NotATeamWorkload, WorkloadError, Work
 # Kueue's Workload as the collector reads it (served by every Kueue release with v1beta2 too).
 WORKLOAD_API_VERSION = "kueue.x-k8s.io/v1beta1"
 WORKLOAD_KIND = "Workload"
+IMPORTED_RULES = -1
+"""The `rules` of a retired record imported from the usage-report operator's data: never a version
+of `READING_RULES` (which counts up from 1), so such a record is read as it is, never re-read from
+a Kueue body that does not exist (SEMANTICS.md I8)."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,9 @@ class RetiredWorkload:
     attempts its earlier bodies showed, and the attempt its last body shows, closed (`last`, read
     under `rules`, `usage.workloads.READING_RULES`; None: it has none, or it is no team's).
     `rules` None: the body could not be read when it was retired (readers read it again and report
-    why). Its last body is kept beside it (`CollectorStore.retired_bodies`)."""
+    why). Its last body is kept beside it (`CollectorStore.retired_bodies`). `rules` IMPORTED_RULES:
+    imported from another tool's records (`usage.operator_import`): its attempts are all there is,
+    no body exists to read again."""
 
     uid: str
     attempts: tuple[ClosedAttempt, ...] = ()
@@ -58,7 +64,7 @@ class RetiredWorkload:
 
     def spans(self, cluster: str) -> list[Span] | None:
         """Its spans, or None when its last attempt must be read from the body (other rules)."""
-        if self.rules != READING_RULES:
+        if self.rules != READING_RULES and self.rules != IMPORTED_RULES:
             return None
         closed = [*self.attempts, *(a for a in [self.last] if a is not None and
                                      all(b.start != a.start for b in self.attempts))]

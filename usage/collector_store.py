@@ -149,6 +149,14 @@ class CollectorStore:
         for kind in (WORKLOADS_DIR, ATTEMPTS_DIR):
             (self.root / kind / f"{workload.uid}.json").unlink(missing_ok=True)
 
+    def add_retired(self, record: RetiredWorkload, day: str) -> None:
+        """Append a retired record made elsewhere (an import, `usage.operator_write`) to the
+        `attempts-` segment of `day` (YYYY-MM-DD), as `retire` appends its own: synced; the readers
+        merge a uid's lines, so a line appended again changes nothing."""
+        directory = self.root / FINISHED_DIR
+        directory.mkdir(parents=True, exist_ok=True)
+        _append(directory / f"{ATTEMPTS}-{day}.jsonl", attempts_line(record), sync=True)
+
     def retired(self, since_day: str | None = None) -> dict[str, RetiredWorkload]:
         """The retired workloads by uid, from the segments of `since_day` (YYYY-MM-DD) on (all when
         None): a workload that ran on a day was retired on it or later. A uid's lines are merged."""

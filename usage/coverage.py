@@ -12,7 +12,9 @@ one ended, even when the clock was set back between runs.
 created and deleted before it was never seen) or `resume` (a watch from the resourceVersion the
 previous range checkpointed: the API server replayed every change made in the gap, so the
 workloads' own timestamps cover it). `accounted` draws the consequence for the accounting: the
-gap before a `resume` range is complete data, the gap before a `list` range is missing.
+gap before a `resume` range is complete data, the gap before a `list` range is missing. `import`
+marks a range vouched for by imported data (`usage.operator_import`), before the collector's own
+first range; read like `list`: the gap before it stays missing.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-RangeStart = Literal["list", "resume"]
+RangeStart = Literal["list", "resume", "import"]
 Coverage = tuple["CoveredRange", ...]
 
 

@@ -62,5 +62,5 @@ def test_a_neuroncore_is_its_share_of_a_trainium_device() -> None:
 
 
 def test_neuroncores_where_their_share_of_a_device_is_unknown_are_refused() -> None:
-    with pytest.raises(QuantityError, match="NeuronCores per Neuron device of ml.trn2.48xlarge are unknown"):
+    with pytest.raises(QuantityError, match=r"NeuronCores per Neuron device of ml\.trn2\.48xlarge are unknown"):
         units_of("aws.amazon.com/neuroncore", "8", "ml.trn2.48xlarge")
