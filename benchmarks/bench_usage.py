@@ -93,16 +93,17 @@ def workload(team: str, uid: str, priority: str, gpus: int, start: int, end: int
 def generate_cluster(args: tuple[Path, int, int, int]) -> int:
     """One cluster's store: its teams' workloads back to back per (team, class) lane over the month,
     1-6 GPUs each (3 lanes of at most 6 stay within the team's 18-GPU guarantee)."""
-    state_dir, c, per_lane, seed = args
+    state_dir, c, count, seed = args
     rng = random.Random(seed * 1000 + c)
     start, end = month_window(MONTH)
-    mean = (end - start) // per_lane
     store = CollectorStore.of(state_dir, cluster_name(c))
     segments: dict[str, list[str]] = {}
     written = 0
-    for team in cluster_teams(c):
-        for priority in PRIORITIES:
+    for t, team in enumerate(cluster_teams(c)):
+        for p, priority in enumerate(PRIORITIES):
             now = start
+            per_lane = lane_count(count, (c * len(cluster_teams(c)) + t) * len(PRIORITIES) + p)
+            mean = (end - start) // per_lane
             for n in range(per_lane):
                 length = rng.randint(mean // 2, mean * 3 // 2)
                 uid = f"{team}-{priority[:3]}-{n:06d}"
@@ -128,16 +129,23 @@ def _utc(seconds: int) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
+def lane_count(count: int, lane: int) -> int:
+    """Workloads of one (team, class) lane: `count` spread over every lane, the first lanes one more
+    where it does not divide, so the month holds exactly `count` (at least one per lane)."""
+    lanes = TEAMS * len(PRIORITIES)
+    return max(1, count // lanes + (1 if lane < count % lanes else 0))
+
+
 def stores(count: int, seed: int) -> Path:
     """The generated stores for `count` workloads (made once, reused)."""
-    per_lane = max(1, count // (TEAMS * len(PRIORITIES)))
-    root = CACHE / f"usage-segments-{per_lane * TEAMS * len(PRIORITIES)}-{seed}"
+    total = sum(lane_count(count, lane) for lane in range(TEAMS * len(PRIORITIES)))
+    root = CACHE / f"usage-workloads-{total}-{seed}"
     if (root / "complete").exists():
         return root
     shutil.rmtree(root, ignore_errors=True)
-    print(f"generating {per_lane * TEAMS * len(PRIORITIES):,} workloads under {root} (once)", flush=True)
+    print(f"generating {total:,} workloads under {root} (once)", flush=True)
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        list(pool.map(generate_cluster, [(root / "state", c, per_lane, seed) for c in range(CLUSTERS)]))
+        list(pool.map(generate_cluster, [(root / "state", c, count, seed) for c in range(CLUSTERS)]))
     (root / "complete").write_text("")
     return root
 

@@ -251,8 +251,8 @@ def _usage(story: Story) -> None:
     """Step 13: last month's Workloads (simulated: no cluster runs here, `cli.demo_usage`), accounted
     and reported per team with the chargeback at the example's prices."""
     with step(13, "last month's GPU-hours traced to their teams: the org's jobs as Kueue Workloads in the "
-                  "collector's store; hypergov usage report with the chargeback and the missing hours; budget "
-                  "alerts on the chargeback; hypergov capacity suggest"):
+                  "collector's store; hypergov usage report with the chargeback and the missing hours; org.yaml's "
+                  "prices against the AWS Price List; budget alerts on the chargeback; hypergov capacity suggest"):
         head = story.admin.head.commit.hexsha
         tree = validate_files(read_tree_at(story.admin.working_dir, head, "config")).tree
         month = last_month(datetime.now(UTC))
@@ -264,6 +264,14 @@ def _usage(story: Story) -> None:
         if done.returncode != 0 or "## Chargeback (USD)" not in done.stdout or "## Missing data" not in done.stdout:
             raise DemoError("hypergov usage report did not report the month with its chargeback")
         click.echo(f"      the full report: hypergov usage report --month {month}; charts in {charts}")
+        prices = story.hypergov("usage", "prices", "--json", show=0)
+        if prices.returncode not in (0, 2):
+            raise DemoError("hypergov usage prices did not compare org.yaml with the AWS Price List")
+        click.echo("      usage prices: org.yaml against the AWS Price List's HyperPod on-demand prices")
+        for row in json.loads(prices.stdout[prices.stdout.index("{"):])["types"]:
+            listed = ", ".join(f"{region} {p.get('per_instance_hour', p.get('not_listed'))}"
+                               for region, p in row["listed"].items())
+            click.echo(f"        {row['instance_type']}: org.yaml {row['current']}, listed {listed}: {row['action']}")
         sent = story.hypergov("usage", "budgets", "--month", month, show=6)
         again = story.hypergov("usage", "budgets", "--month", month, show=2)
         if sent.returncode != 2 or again.returncode != 0:

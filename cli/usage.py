@@ -300,3 +300,12 @@ def _add_import() -> None:
 
 
 _add_import()
+
+
+def _add_prices() -> None:
+    from cli.usage_prices import prices_cmd
+
+    usage.add_command(prices_cmd, "prices")
+
+
+_add_prices()

@@ -6,8 +6,9 @@ AWS does for everything hypergov touches: IAM, STS, Organizations and Budgets (m
 Budgets tag/update/subscriber operations the provider needs), EKS (moto, plus access entries,
 access policy associations and the authentication mode), IAM Identity Center (sso-admin with
 permissions boundaries, tags, request statuses and the provisioned ``AWSReservedSSO_`` roles;
-identitystore lookups) and SageMaker HyperPod (clusters with
-AWS's id-based ARNs and UpdateCluster, compute quotas and cluster scheduler configs). Requests
+identitystore lookups), SageMaker HyperPod (clusters with
+AWS's id-based ARNs and UpdateCluster, compute quotas and cluster scheduler configs) and the
+AWS Price List (moto has none: GetProducts over illustrative SageMaker products). Requests
 to the added operations are validated against botocore's service models (required members,
 enums, lengths, ranges, patterns) and refused with the error code, HTTP status and wire format
 the service documents; responses are cut to the model's output shape.

@@ -28,7 +28,8 @@ MISSING_EXTRA = ("the embedded AWS endpoint needs moto, which a production insta
 @click.option("--seed-config", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Config tree whose clusters (HyperPod + EKS) are created before serving.")
 def embedded_aws_command(host: str, port: int, seed_config: Path | None) -> None:
-    """Serve an embedded AWS endpoint (IAM, STS, Organizations, Budgets, EKS, SageMaker HyperPod).
+    """Serve an embedded AWS endpoint (IAM, STS, Organizations, Budgets, EKS, SageMaker
+    HyperPod, Identity Center, the Price List).
 
     Prints the endpoint URL on stdout and serves until SIGINT/SIGTERM. Use any 12-digit account
     id as the access key id to act in that account. With --seed-config, each cluster file's

@@ -23,7 +23,7 @@ from werkzeug.serving import make_server
 
 from embedded_aws.faults import FaultRegistry
 from embedded_aws.handle import EndpointError, EndpointHandle
-from embedded_aws.install import create_extended_backend_app, install
+from embedded_aws.install import ADDED_HOSTS, create_extended_backend_app, install
 from embedded_aws.middleware import CallLog, EmbeddedAwsMiddleware
 
 
@@ -54,7 +54,8 @@ class CachedDispatcher(DomainDispatcherApplication):
     def get_backend_for_host(self, host: str | None) -> Any:
         # Called under `self.lock` (moto's `get_application`): the cache needs no lock of its own.
         if host not in self._backend_of:
-            self._backend_of[host] = super().get_backend_for_host(host)
+            added = next((name for name, pattern in ADDED_HOSTS if host and pattern.match(host)), None)
+            self._backend_of[host] = added or super().get_backend_for_host(host)
         return self._backend_of[host]
 
 

@@ -73,6 +73,24 @@ def prices_for_tree(tree: GovernanceTree) -> PoolPrices:
     return PoolPrices(pricing.currency, found)
 
 
+def org_rates(tree: GovernanceTree) -> tuple[str, dict[str, tuple[Decimal, str]]]:
+    """org.yaml's currency, and its (price per instance-hour, purchase option) per instance type."""
+    pricing = (tree.org.model.pricing if tree.org is not None else None) or Pricing()
+    return pricing.currency, {itype: (p.per_instance_hour, p.purchase_option)
+                              for itype, p in pricing.instance_types.items()}
+
+
+def instance_type_regions(tree: GovernanceTree) -> dict[str, set[str]]:
+    """Every instance type the tree's clusters run, with the regions of the clusters that run it."""
+    found: dict[str, set[str]] = {}
+    if tree.org is None:
+        return found
+    for pool in pools_for_tree(tree):
+        region = arns.cluster_region(tree.org.model, tree.clusters[pool.cluster].model)
+        found.setdefault(pool.instance_type, set()).add(region)
+    return found
+
+
 def budgets_for_tree(tree: GovernanceTree) -> TreeBudgets:
     """Every project budget, split over its accounts and routed to the topics exactly as the
     project's AWS Budgets are (`components.project.budget_limits`, `arns.budget_topic_arn`), and
