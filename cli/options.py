@@ -29,3 +29,15 @@ def require_tree_dir(config_dir: Path) -> None:
     if not config_dir.is_dir():
         raise click.UsageError(f"'{config_dir}' is not a directory; point --config at the config tree "
                                "(the folder holding org.yaml)")
+
+
+def check_months(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    """A click callback for `--month YYYY-MM` (one value, several, or none): each a valid UTC month."""
+    from usage.warehouse import month_window
+
+    for month in (value,) if isinstance(value, str) else value or ():
+        try:
+            month_window(month)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+    return value

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cli.options import config_option, require_tree_dir
+from cli.options import check_months, config_option, require_tree_dir
 from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings, to_stderr, valid_tree
 from engines.settings import Settings
 
@@ -127,19 +127,8 @@ REPORT_EXIT = ("Exit status: 0 report made (also when the period holds no usage)
 
 
 def _month_option(help_text: str) -> Callable[[F], F]:
-    return click.option("--month", "months", multiple=True, metavar="YYYY-MM", callback=_check_months,
+    return click.option("--month", "months", multiple=True, metavar="YYYY-MM", callback=check_months,
                         help=help_text)
-
-
-def _check_months(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    from usage.warehouse import month_window
-
-    for month in value:
-        try:
-            month_window(month)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from exc
-    return value
 
 
 @usage.command("account", epilog=ACCOUNT_EXIT)

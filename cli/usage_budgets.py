@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cli.options import config_option
+from cli.options import check_months, config_option
 from cli.plan import cli_errors, load_cli_settings, to_stderr, valid_tree
 from engines.settings import Settings
 
@@ -33,22 +33,11 @@ BUDGETS_EXIT = ("Exit status: 0 nothing due (no threshold reached, or every one 
                 "whether the failure is temporary or permanent: the alerts sent before it stay recorded).")
 
 
-def _check_month(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from usage.warehouse import month_window
-
-    if value is not None:
-        try:
-            month_window(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from exc
-    return value
-
-
 @click.command("budgets", epilog=BUDGETS_EXIT)
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Settings file (default: ./hypergov.yaml if present).")
 @config_option(from_settings=True)
-@click.option("--month", metavar="YYYY-MM", callback=_check_month,
+@click.option("--month", metavar="YYYY-MM", callback=check_months,
               help="The UTC month compared with the budgets (default: the current month, to now).")
 @click.option("--dry-run", is_flag=True, help="Print the alerts that are due; publish and record nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the alerts (due, sent, failed, already sent) as JSON.")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from cli.main import main
 from embedded_aws import EmbeddedAwsProcess
@@ -24,9 +24,7 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     project = tmp_path / "config" / "projects" / "vision.yaml"
     project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 10"))
     monkeypatch.chdir(tmp_path)
-    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
-           "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
-    result = CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
+    result = _plan_against_main(endpoint, tmp_path)
     assert result.exit_code == 2, result.output
     assert "2 stack(s) affected, 0 removed, 6 unchanged" in result.output
     markdown = (tmp_path / "mr.md").read_text()
@@ -45,6 +43,13 @@ def test_quota_change_plans_affected_stacks_with_capacity_impact(endpoint: Embed
     positions = [markdown.index(text) for text in order]
     assert positions == sorted(positions), positions
 
+
+
+def _plan_against_main(endpoint: EmbeddedAwsProcess, root: Path) -> Result:
+    """`hypergov plan --base main --markdown mr.md` in `root`, against the endpoint, state under `root`."""
+    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(root / "state"),
+           "HYPERGOV_SETTINGS": str(root / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
+    return CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
 
 
 def _example_repo(root: Path) -> None:
@@ -169,9 +174,7 @@ def test_the_capacity_impact_replays_the_jobs_the_collector_saw(endpoint: Embedd
     project = tmp_path / "config" / "projects" / "vision.yaml"
     project.write_text(project.read_text().replace("ml.p5.48xlarge: 12", "ml.p5.48xlarge: 10"))
     monkeypatch.chdir(tmp_path)
-    env = {"HYPERGOV_AWS_ENDPOINT_URL": endpoint.endpoint_url, "HYPERGOV_STATE_DIR": str(tmp_path / "state"),
-           "HYPERGOV_SETTINGS": str(tmp_path / "none.yaml"), "HYPERGOV_AWS_MAX_RETRIES": "3"}
-    result = CliRunner().invoke(main, ["plan", "--base", "main", "--markdown", "mr.md"], env=env)
+    result = _plan_against_main(endpoint, tmp_path)
     assert result.exit_code == 2, result.output
     assert f"capacity impact on the {len(expected.jobs)} job(s) collected in the last 30 days" in result.output
     section = (tmp_path / "mr.md").read_text().split("\n### Capacity impact\n", 1)[1]
