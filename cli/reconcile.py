@@ -32,6 +32,7 @@ from reconciler.logs import EventLog, LogFormat, configure
 from reconciler.metrics import ReconcilerMetrics
 
 if TYPE_CHECKING:
+    from reconciler.notify_send import Notifier
     from reconciler.observe_http import ObserveServer
     from reconciler.webhook import Verdict
 
@@ -146,7 +147,7 @@ def reconcile_cmd(settings_file: Path | None, repo_arg: str | None, branch: str,
     stop, wake = threading.Event(), threading.Event()
     daemon = Daemon(settings=settings, repo=followed.repo, subdir=followed.subdir, branch=branch, stop=stop, log=log,
                     metrics=_metrics(settings, followed.repo), drift=options.drift, followed=followed,
-                    allow_rewrite=allow_rewrite)
+                    allow_rewrite=allow_rewrite, notifier=_notifier(settings))
 
     def terminate(*_: object) -> None:
         stop.set()
@@ -215,6 +216,24 @@ def _metrics(settings: Settings, repo: Path) -> ReconcilerMetrics:
             return math.nan
 
     return ReconcilerMetrics(unpushed=unpushed)
+
+
+def _notifier(settings: Settings) -> Notifier | None:
+    """The daemon's notifier when settings name a sink; SNS topics through the settings' AWS
+    clients, in the topic's own account and region."""
+    from engines.aws_clients import AwsClients
+    from reconciler.notify_send import Notifier
+
+    if not settings.notifications.sinks:
+        return None
+    topics = [s.topic_arn for s in settings.notifications.sinks if s.topic_arn]
+    clients = AwsClients(settings=settings.aws, partition=topics[0].split(":")[1] if topics else "aws")
+
+    def sns_for(topic_arn: str) -> Any:
+        region, account = topic_arn.split(":")[3:5]
+        return clients.client("sns", region=region, account=account)
+
+    return Notifier.for_state_dir(settings.notifications, Path(settings.state_dir).resolve(), sns_for=sns_for)
 
 
 def _serve(daemon: Daemon, host: str, port: int) -> ObserveServer:

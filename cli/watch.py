@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from engines.plan import ApplyResult
     from reconciler.audit import AuditLog
     from reconciler.daemon import Decision
+    from reconciler.notify_send import Delivery, Notifier
     from reconciler.pass_result import PassResult
     from reconciler.repair import ComparedTree
     from reconciler.replicas import Replica
@@ -127,6 +128,7 @@ class Daemon:
     drift: DriftOptions | None = None
     followed: Followed | None = None  # a remote's clone is fetched by head_of (None: `repo` read in place)
     allow_rewrite: bool = False
+    notifier: Notifier | None = None  # settings notifications (None: no sink configured)
     clock: Callable[[], float] = time.monotonic
     _started: float | None = None
     _head: str | None = None
@@ -209,12 +211,34 @@ class Daemon:
         seconds = self._took()
         self.metrics.observe_pass(outcome, seconds=seconds)
         report_pass(self.log, outcome, seconds=seconds)
+        self._notify(lambda notifier: notifier.after_pass(outcome, branch=self.branch))
 
     def failed(self, failure: Failure) -> None:
         self.metrics.observe_failure(failure, seconds=self._took())
         busy = failure.reason == "busy"  # somebody else is applying: expected, retried in the next gap
         self.log.event("pass.failed", f"{self.branch}: pass failed ({failure.kind}): {failure}",
                        level=logging.WARNING if busy else logging.ERROR, kind=failure.kind, reason=failure.reason)
+        self._notify(lambda notifier: notifier.after_failure(failure, branch=self.branch))
+
+    def _notify(self, round_of: Callable[[Notifier], list[Delivery]]) -> None:
+        """One round of notifications, its deliveries logged; never raises (the daemon goes on)."""
+        if self.notifier is None:
+            return
+        try:
+            deliveries = round_of(self.notifier)
+        except Exception as exc:  # the notifications' boundary: a bug here must not stop passes
+            failure = classify(exc)
+            self.log.event("notify.failed", f"{self.branch}: notifications failed ({failure.kind}): {failure}",
+                           level=logging.ERROR, kind=failure.kind, reason=failure.reason)
+            return
+        for sent in deliveries:
+            if sent.failure is None:
+                self.log.event("notify.sent", f"{self.branch}: told {sent.sink}: {sent.event.title}",
+                               sink=sent.sink, notification=sent.event.kind)
+            else:
+                self.log.event("notify.failed", f"{self.branch}: could not tell {sent.sink} "
+                               f"({sent.failure.kind}): {sent.failure}", level=logging.ERROR, sink=sent.sink,
+                               notification=sent.event.kind, kind=sent.failure.kind, reason=sent.failure.reason)
 
     def waiting(self, decision: Decision) -> None:
         text = ""
@@ -260,6 +284,7 @@ class Daemon:
             after, repaired = self._repair(log, compared, scan) if options.remediate else (None, None)
         save_summary(self.state_dir, summary_of(scan, commit=commit, after_repair=after, repaired=repaired))
         self.metrics.observe_scan(after or scan)
+        self._notify(lambda notifier: notifier.after_scan(after or scan, branch=self.branch, commit=commit))
         if options.report is not None:
             write_atomically(options.report, _report_markdown(compared, scan, after, repaired))
             log.event("drift.report", f"{self.branch}: wrote {options.report}", path=str(options.report))

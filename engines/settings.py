@@ -75,6 +75,51 @@ class TerraformSettings(_Strict):
         return self
 
 
+_TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):[A-Za-z0-9_-]{1,256}(\.fifo)?")
+NotifyEventName = Literal["drift", "pass-failed", "tree-rejected", "audit-push"]
+NOTIFY_EVENTS: tuple[NotifyEventName, ...] = ("drift", "pass-failed", "tree-rejected", "audit-push")
+
+
+class NotificationSink(_Strict):
+    """Where the reconciler's notifications go. A webhook URL is a secret (Slack's carries its
+    token): it is read from an environment variable or a file, never written in the settings."""
+
+    kind: Literal["slack", "webhook", "sns"] = Field(description=(
+        "slack: a Slack-compatible incoming webhook ({\"text\": ...}); webhook: a generic JSON POST; "
+        "sns: an SNS topic (Publish)"))
+    url_env: str | None = Field(default=None, description="slack/webhook: the environment variable holding the URL")
+    url_file: Path | None = Field(default=None, description="slack/webhook: a file holding the URL (e.g. a "
+                                  "mounted Kubernetes Secret)")
+    topic_arn: str | None = Field(default=None, description="sns: the topic's ARN")
+
+    @model_validator(mode="after")
+    def _target(self) -> NotificationSink:
+        if self.kind == "sns":
+            if self.topic_arn is None or not _TOPIC_ARN.fullmatch(self.topic_arn):
+                raise ValueError("an sns sink needs topic_arn: arn:aws:sns:<region>:<account id>:<topic name>")
+            if self.url_env or self.url_file:
+                raise ValueError("an sns sink takes topic_arn, not url_env / url_file")
+        elif (self.url_env is None) == (self.url_file is None) or self.topic_arn:
+            raise ValueError(f"a {self.kind} sink takes exactly one of url_env and url_file (its URL is a secret)")
+        return self
+
+    def label(self) -> str:
+        """How logs and metrics name the sink: never its URL."""
+        if self.kind == "sns":
+            return f"sns:{self.topic_arn}"
+        return f"{self.kind}:{'$' + self.url_env if self.url_env else self.url_file}"
+
+
+class NotificationSettings(_Strict):
+    sinks: list[NotificationSink] = Field(default_factory=list, description="where notifications go (none: off)")
+    events: list[NotifyEventName] = Field(default_factory=lambda: list(NOTIFY_EVENTS), description=(
+        "which events are sent: drift (new items only), pass-failed, tree-rejected, audit-push"))
+    max_per_hour: Annotated[int, Field(ge=1, le=1000)] = Field(default=30, description=(
+        "messages per sink in any hour; more are held back and counted in the next message"))
+    attempts: Annotated[int, Field(ge=1, le=10)] = Field(default=3, description=(
+        "tries per message on a temporary failure (5xx, 429, a connection error), with the reconciler's backoff"))
+
+
 class Settings(_Strict):
     engine: EngineName = "auto"
     config_dir: Path = Path("config")
@@ -94,6 +139,8 @@ class Settings(_Strict):
         "SSH private key that signs every audit commit (git's gpg.format=ssh); unset: unsigned"))
     audit_allowed_signers: Path | None = Field(default=None, description=(
         "git's allowed-signers file: when set, `audit verify` requires every audit commit to be signed by one"))
+    notifications: NotificationSettings = Field(default_factory=NotificationSettings, description=(
+        "the reconciler daemon's notifications: drift, failed or refused passes, rejected trees, audit push"))
     require_reviewed: bool = Field(default=False, description=(
         "the reconciler refuses every stack with changes unless `hypergov plan --base` recorded the merge "
         "request's plan of the config tree it applies (looked up by the tree's Git id in the state bucket with "
