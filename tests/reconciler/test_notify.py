@@ -53,7 +53,8 @@ def test_only_new_drift_items_are_told_and_a_returning_one_is_new_again() -> Non
     assert again == []
     third, state = scan_events(scan(item("role-a"), item("role-b"), item("role-c", "unmanaged")), state,
                                branch="main", commit="c" * 40)
-    assert [e.lines for e in third] == [("unmanaged aws_iam_role role-c (111122223333 us-west-2, stack project-vision)",)]
+    assert [e.lines for e in third] == [
+        ("unmanaged aws_iam_role role-c (111122223333 us-west-2, stack project-vision)",)]
     _, state = scan_events(scan(item("role-a")), state, branch="main", commit="c" * 40)  # b and c repaired
     back, state = scan_events(scan(item("role-a"), item("role-b")), state, branch="main", commit="c" * 40)
     assert [e.details["new_items"] for e in back] == [{"changed": 1}]

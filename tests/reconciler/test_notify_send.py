@@ -34,7 +34,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:  # http.server's name
                 length = int(self.headers["Content-Length"])
                 receiver.bodies.append((self.path, json.loads(self.rfile.read(length))))
                 self.send_response(receiver.statuses.pop(0) if receiver.statuses else 200)
@@ -112,7 +112,8 @@ def test_an_unset_url_is_a_permanent_failure_named_by_its_variable(
     notifier = _notifier(tmp_path, receiver, monkeypatch)
     monkeypatch.delenv("SLACK_URL")
     slack, _ = notifier.after_failure(permanent("x", "git"), branch="main")
-    assert slack.failure is not None and slack.failure.message == "slack:$SLACK_URL: the environment variable is not set"
+    assert slack.failure is not None
+    assert slack.failure.message == "slack:$SLACK_URL: the environment variable is not set"
 
 
 def test_an_sns_topic_gets_the_event_as_json_with_its_type(tmp_path: Path) -> None:
