@@ -525,6 +525,17 @@ def test_the_chart_refuses(mode: Mode, message: str) -> None:
         render(mode)
 
 
+def test_the_install_notes_say_what_to_do_out_of_band() -> None:
+    """What `helm install` prints: the Secret to create and, with Pod Identity, the association."""
+    result = _helm("install", RELEASE, str(CHART), "--dry-run=client", "--namespace", NAMESPACE,
+                   "--values", str(EXAMPLES / "single.yaml"), "--values", str(EXAMPLES / "pod-identity.yaml"))
+    assert result.returncode == 0, result.stderr
+    notes = " ".join(result.stdout.split("NOTES:", 1)[1].replace("\\\n", " ").split())
+    assert f"The Secret {RELEASE} must exist in {NAMESPACE} with the keys git-credentials, webhook-secret" in notes
+    assert (f"aws eks create-pod-identity-association --cluster-name <cluster> --namespace {NAMESPACE} "
+            f"--service-account {RELEASE} --role-arn") in notes
+
+
 def test_helm_lint_passes_strictly() -> None:
     result = _helm("lint", "--strict", str(CHART), "--namespace", NAMESPACE,
                    "--values", str(EXAMPLES / "replicas.yaml"), "--values", str(EXAMPLES / "monitoring.yaml"))
