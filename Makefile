@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # The product's packages, top layer first (ARCHITECTURE.md has the picture).
 PACKAGES := cli reconciler embedded_aws usage engines capacity stacks components hypergov
 
-.PHONY: test test-fast tools demo lint typecheck bench lock schema golden clean
+.PHONY: test test-fast tools demo lint typecheck bench lock schema golden prometheusrule clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@command -v terraform >/dev/null || { echo "error: terraform is not on PATH (needed by the terraform engine and its tests)"; exit 1; }
@@ -68,6 +68,11 @@ golden: $(STAMP)
 	$(BIN)/python -m tests.core.regen_governance_golden
 	$(BIN)/python -m tests.usage.regen_report_golden
 	$(BIN)/python -m tests.usage.example_month
+
+# Rewrite deploy/chart/templates/prometheusrule.yaml (the Prometheus Operator's form of the alert rules)
+# from deploy/prometheus/alerts.yaml; tests/deploy/test_prometheusrule.py fails while they differ.
+prometheusrule: $(STAMP)
+	$(BIN)/python -m tests.deploy.regen_prometheusrule
 
 # Re-resolve the pins after editing requirements.in.
 lock:

@@ -474,7 +474,7 @@ def _show_metrics(port: int) -> None:
              "hypergov_audit_records_unpushed", "hypergov_reconcile_last_success_timestamp_seconds",
              "hypergov_reconcile_pass_duration_seconds_count")
     for (name, labels), value in sorted(samples.items()):
-        if name in shown:
+        if name in shown and not (name == "hypergov_reconcile_passes_total" and value == 0):  # every result starts at 0
             label_text = ",".join(f'{k}="{v}"' for k, v in labels)
             click.echo(f"      {name}{{{label_text}}} {value:g}")
     click.echo(f"      /healthz {http_status(port, '/healthz')}, /readyz {http_status(port, '/readyz')}")

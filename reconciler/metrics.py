@@ -7,7 +7,13 @@ The metric names are the ones issue 13 fixes (dashboards and alerts depend on th
 - `hypergov_applies_total{stack,result}`: each stack a pass applied, by outcome (`apply_result`);
 - `hypergov_drift_items{kind}`: the items of the last complete live scan, per kind (zeros included);
 - `hypergov_audit_records_unpushed`: audit records not yet on the remote (the audit store's count,
-  passed in as a function and read at every scrape; NaN when Git cannot read it).
+  passed in as a function and read at every scrape; NaN when Git cannot read it);
+- `hypergov_ready`: 1 while `/readyz` answers 200, 0 while it answers 503 (issue 31: the alert on a
+  stuck reconciler needs readiness as a sample; the pod stays scraped when it is not ready).
+
+Every `result` a pass can end with is exported from the start, at 0: Prometheus' `increase()` counts
+nothing for a series whose first sample is already 1, so a label that appeared only with the first
+failed pass would hide that failure from the alert on failing passes (deploy/prometheus/alerts.yaml).
 
 Deciding is pure (the label a pass or stack gets, the counts of a scan, the readiness reason);
 `ReconcilerMetrics` only writes those into its own `CollectorRegistry` (never the process-global
@@ -20,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import get_args
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram
 from prometheus_client import Counter as PromCounter
@@ -27,13 +34,23 @@ from prometheus_client import Counter as PromCounter
 from engines.live.items import DriftKind, LiveScan
 from engines.outcomes import Failure
 from engines.plan import ApplyResult
-from reconciler.pass_result import PassResult
+from reconciler.pass_result import PassResult, PassStatus
 
 DRIFT_KINDS: tuple[DriftKind, ...] = ("changed", "missing", "unmanaged", "unbounded")
 # Passes last from a second (up to date) to many minutes (every stack of a large org).
 PASS_BUCKETS_S = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
 FAILED_BEFORE_PASS = "error"  # the pass ended before any stack was touched (Git, no engine)
 BUSY = "busy"  # the state directory's lock was held (a CLI apply, another reconciler): not a failure
+
+
+def status_label(status: PassStatus) -> str:
+    """A pass status in Prometheus' label spelling."""
+    return status.replace(" ", "_")
+
+
+def pass_results() -> tuple[str, ...]:
+    """Every `result` label a pass can get: its statuses, then the two of a pass that ended early."""
+    return (*(status_label(status) for status in get_args(PassStatus)), FAILED_BEFORE_PASS, BUSY)
 
 
 def failure_result(failure: Failure) -> str:
@@ -43,7 +60,7 @@ def failure_result(failure: Failure) -> str:
 
 def pass_result(outcome: PassResult) -> str:
     """The `result` label of a pass: its status, in Prometheus' label spelling."""
-    return outcome.status.replace(" ", "_")
+    return status_label(outcome.status)
 
 
 def apply_result(result: ApplyResult) -> str:
@@ -114,6 +131,11 @@ class ReconcilerMetrics:
         unpushed_gauge = Gauge("hypergov_audit_records_unpushed", "Audit records not yet pushed to the remote.",
                                registry=self.registry)
         unpushed_gauge.set_function(lambda: float(unpushed()))
+        ready_gauge = Gauge("hypergov_ready", "1 while the reconciler is ready (/readyz answers 200), else 0.",
+                            registry=self.registry)
+        ready_gauge.set_function(lambda: 1.0 if self.readiness.ready else 0.0)
+        for result in pass_results():
+            self.passes.labels(result=result)
 
     def observe_pass(self, outcome: PassResult, *, seconds: float) -> None:
         self.passes.labels(result=pass_result(outcome)).inc()

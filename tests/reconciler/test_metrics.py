@@ -19,7 +19,7 @@ from engines.live.items import DriftItem, LiveScan, ScanFailure
 from engines.outcomes import Refusal, permanent, temporary
 from engines.plan import ApplyResult, StackName
 from engines.schedule import STOPPING
-from reconciler.metrics import ReconcilerMetrics, apply_result, drift_counts, pass_result
+from reconciler.metrics import ReconcilerMetrics, apply_result, drift_counts, pass_result, pass_results
 from reconciler.observe_http import ObserveServer, serve
 from reconciler.pass_result import PassResult
 
@@ -146,3 +146,32 @@ def test_healthz_is_up_and_readyz_says_why_not(observed: tuple[ReconcilerMetrics
 
     metrics.observe_scan(_scan())
     assert _get(server, "/readyz")[::2] == (200, "ready\n")
+
+
+def test_every_pass_result_is_exported_at_zero_before_any_pass(observed: tuple[ReconcilerMetrics, ObserveServer,
+                                                                               list[int]]) -> None:
+    """The alert on failing passes takes `increase()` of these: a series born at 1 would hide its first failure."""
+    _, server, _ = observed
+    passes = {labels: v for (name, labels), v in scrape(server).items() if name == "hypergov_reconcile_passes_total"}
+    words = ("up_to_date", "applied", "invalid", "rewritten", "plan_failed", "apply_failed", "stopped", "error", "busy")
+    assert set(pass_results()) == set(words)
+    assert passes == {(("result", word),): 0 for word in words}
+
+
+def test_ready_is_one_exactly_while_readyz_answers_200(observed: tuple[ReconcilerMetrics, ObserveServer,
+                                                                       list[int]]) -> None:
+    metrics, server, _ = observed
+
+    def ready() -> tuple[float, int]:
+        return scrape(server)[("hypergov_ready", ())], _get(server, "/readyz")[0]
+
+    assert ready() == (1, 200)
+    metrics.observe_pass(PassResult(head=HEAD, base=None, status="plan failed",
+                                    failures={StackName("org"): temporary("throttled", "throttled")}), seconds=1)
+    assert ready() == (1, 200)  # temporary: the loop retries by itself
+    metrics.observe_pass(PassResult(head=HEAD, base=None, status="invalid"), seconds=1)
+    assert ready() == (0, 503)
+    metrics.observe_pass(PassResult(head=HEAD, base=None, status="applied"), seconds=1)
+    assert ready() == (1, 200)
+    metrics.observe_failure(permanent("no engine: terraform is not installed", "config"), seconds=0)
+    assert ready() == (0, 503)
