@@ -287,7 +287,7 @@ def serve(host: FakeHost) -> Iterator[FakeHost]:
             self.end_headers()
             self.wfile.write(data)
 
-        do_GET = do_POST = do_PATCH = do_PUT = _any  # noqa: N815 - http.server's names
+        do_GET = do_POST = do_PATCH = do_PUT = _any  # http.server's names
 
         def log_message(self, *_: Any) -> None:
             return None
