@@ -3,7 +3,8 @@ helpers every engine command shares (settings, the state lock, the error guard).
 
 Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them: 0 nothing to do,
 2 changes planned (plan) or drift found (drift), 1 any error or refusal (usage errors included),
-75 busy (another apply or reconciler pass holds the state directory). A multi-stack command
+75 busy (another apply or reconciler pass holds the state directory); `plan --base --post` also exits
+1 when the plan could not be posted to its merge request (`cli.plan_post`). A multi-stack command
 reports every stack: a stack that failed is one line saying so (classified temporary or
 permanent), the others are shown as usual.
 """
