@@ -127,7 +127,7 @@ def _retry_after(headers: Mapping[str, str]) -> float:
 @dataclass
 class _Api:
     target: MergeRequestTarget
-    token: str
+    token: str = field(repr=False)  # never in a repr, a traceback's locals aside
     transport: Transport = field(default_factory=urllib_transport)
     attempts: int = ATTEMPTS
     sleep: Callable[[float], None] = time.sleep

@@ -123,7 +123,7 @@ def test_an_auth_refusal_is_permanent_with_a_clear_message(host: FakeHost, statu
     assert failure.kind == "permanent" and failure.reason == "git-host-access-denied" and sleeps == []
     assert f"HTTP {status}" in failure.message
     assert ("statuses: write" if host.kind == "github" else "`api` scope") in failure.message
-    assert TOKEN not in str(raised.value) and TOKEN not in repr(raised.value.failure)
+    assert TOKEN not in str(raised.value) and TOKEN not in repr(raised.value.failure) and TOKEN not in repr(api)
 
 
 def test_every_retry_gives_up_as_temporary(host: FakeHost) -> None:
