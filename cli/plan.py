@@ -3,7 +3,8 @@ helpers every engine command shares (settings, the state lock, the error guard).
 
 Exit codes follow `terraform plan -detailed-exitcode`, so CI can branch on them: 0 nothing to do,
 2 changes planned (plan) or drift found (drift), 1 any error or refusal (usage errors included),
-75 busy (another apply or reconciler pass holds the state directory). A multi-stack command
+75 busy (another apply or reconciler pass holds the state directory); `plan --base --post` also exits
+1 when the plan could not be posted to its merge request (`cli.plan_post`). A multi-stack command
 reports every stack: a stack that failed is one line saying so (classified temporary or
 permanent), the others are shown as usual.
 """
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from cli.options import config_option
+from cli.plan_post import PlanPoster, failure_reason, plan_poster, post_options
 from engines.outcomes import Failure, HypergovError, classify
 from engines.plan import Plan, StackName, failure_lines, split_outcomes
 from engines.settings import Settings, SettingsError, load_settings
@@ -196,7 +198,8 @@ def cli_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage included), 75 state directory busy."
+PLAN_EXIT = ("Exit status: 0 no changes, 2 changes planned, 1 any error (usage included; with --post, also a plan "
+             "that could not be posted: the message says what the plan itself gave), 75 state directory busy.")
 
 
 @click.command("plan", epilog=PLAN_EXIT)
@@ -215,10 +218,13 @@ PLAN_EXIT = "Exit status: 0 no changes, 2 changes planned, 1 any error (usage in
               help="With --base: when more stacks are affected, terraform's changes come from one live scan of "
               "the org instead of a terraform plan per stack (the comment says so; the reconciler compares its "
               "terraform plan with them before applying).")
+@post_options
 @cli_errors
 def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
              markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool,
-             terraform_max_stacks: int) -> None:
+             terraform_max_stacks: int, post: bool = False, git_host: str | None = None, api_url: str | None = None,
+             host_project: str | None = None, merge_request: int | None = None, head_sha: str | None = None,
+             token_file: Path | None = None) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
 
     Every stack is reported: a stack that could not be planned is an ERROR line saying whether
@@ -226,13 +232,18 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     no credentials), and the command exits 1. The plan takes the state directory's lock, so it
     never overwrites the saved plan of an apply or reconciler pass running beside it.
     """
+    poster = plan_poster(base_ref=base_ref, markdown_file=markdown_file, git_host=git_host, api_url=api_url,
+                         project=host_project, merge_request=merge_request, head_sha=head_sha,
+                         token_file=token_file) if post else None
     settings = load_cli_settings(settings_file, config_dir)
     leading: list[str] = []
     extra: list[str] = []
     with _plan_state(settings, private=private_state, quiet=as_json) as planning:
         if base_ref:
+            if poster is not None:
+                poster.planning()
             planned = _merge_request_plan(planning, base_ref, trace_path, quiet=as_json, markdown_file=markdown_file,
-                                          terraform_max_stacks=terraform_max_stacks, shared=settings)
+                                          terraform_max_stacks=terraform_max_stacks, shared=settings, poster=poster)
             plans, failures, leading, extra = planned.plans, planned.failures, planned.leading, planned.extra
         else:
             plans, failures = _plan_with_clusters(planning, stack_names, quiet=as_json)
@@ -243,28 +254,47 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     else:
         click.echo(render_text(plans), nl=False)
         _report_failures(failures)
+    if failures:  # the comment says which stacks could not be planned, as the command's ERROR lines do
+        extra = [*extra, "### Stacks that could not be planned\n\n" + "\n".join(
+            f"- {line}" for line in failure_lines(failures))]
+    markdown = render_markdown(plans, leading_sections=leading, extra_sections=extra)
     if markdown_file:
-        markdown_file.write_text(render_markdown(plans, leading_sections=leading, extra_sections=extra))
-    sys.exit(1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0)
+        markdown_file.write_text(markdown)
+    status = 1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0
+    if poster is not None:
+        poster.planned(plans, failures, markdown)
+        status = poster.report(status)
+    sys.exit(status)
 
 
 def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *, quiet: bool,
-                        markdown_file: Path | None, terraform_max_stacks: int, shared: Settings) -> MergeRequestPlan:
+                        markdown_file: Path | None, terraform_max_stacks: int, shared: Settings,
+                        poster: PlanPoster | None = None) -> MergeRequestPlan:
     """The merge request's plan (`reconciler.merge_request_plan`), its reviewed plan recorded in
     the shared record store of `shared` (the settings before any private copy of the state). An
-    invalid head still gets its comment (the problems, file:line) before the error is raised."""
+    invalid head still gets its comment (the problems, file:line) before the error is raised, and
+    with --post the merge request gets it too (any other error: a comment saying so)."""
     from cli.usage import collected_trace_file
     from engines.factory import reconciler_records
     from reconciler.merge_request_plan import InvalidMergeRequestError, plan_merge_request
 
-    trace = trace or collected_trace_file(shared, say=None if quiet else to_stderr)
     try:
+        trace = trace or collected_trace_file(shared, say=None if quiet else to_stderr)
         return plan_merge_request(settings, base_ref, trace=trace, terraform_max_stacks=terraform_max_stacks,
                                   records=reconciler_records(shared), say=None if quiet else to_stderr,
                                   progress=_plan_progress(quiet))
     except InvalidMergeRequestError as exc:
         if markdown_file:
             markdown_file.write_text(exc.comment)
+        if poster is not None:
+            errors = sum(1 for p in exc.report.problems if p.severity.value == "error")
+            poster.failed(f"the changed tree is invalid ({errors} problem(s))", comment=exc.comment)
+            poster.report(1)
+        raise
+    except Exception as exc:
+        if poster is not None:
+            poster.failed(failure_reason(exc))
+            poster.report(1)
         raise
 
 
