@@ -16,6 +16,7 @@ from hypergov.model.common import (
     AccountId,
     ActionPattern,
     Duration,
+    GitHostOwner,
     InstanceType,
     OrganizationalUnitId,
     Partition,
@@ -246,6 +247,10 @@ class Organization(StrictModel):
     pricing: Pricing | None = Field(default=None, description=(
         "prices per instance-hour for the usage chargeback; without it, every pool is reported unpriced"))
     platform_admins: list[Principal] = Field(min_length=1)
+    platform_admins_on_git_host: list[GitHostOwner] = Field(default_factory=list, description=(
+        "the platform admins on the Git host ('@org/team', '@user', '@group/subgroup', e-mail): the code "
+        "owners `hypergov codeowners` writes wherever change_control names 'platform-admins' and for every "
+        "path no rule matches; required by that command, read by nothing else"))
     change_control: list[ChangeRule] = Field(default_factory=list)
     identity_center: IdentityCenter | None = Field(default=None, description=(
         "IAM Identity Center; required when any member is 'identitycenter:...'"))
