@@ -218,9 +218,10 @@ ChangeOwner = Annotated[
     Field(description="'platform-admins', 'project-leads' (of the project the path belongs to), "
                       "'project-members', a '@user' / '@org/team' handle, or an e-mail address"),
 ]
-PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?{}<>/-]+$", max_length=300),
-                     Field(description="a path glob relative to the tree root; '<project>' stands for "
-                                       "each project's name, e.g. 'projects/<project>.yaml'")]
+PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?{},<>/-]+$", max_length=300),
+                     Field(description="a path glob relative to the tree root: '*' and '?' within one segment, "
+                                       "'**' across segments, '{a,b}' either; '<project>' stands for each "
+                                       "project's name, e.g. 'projects/<project>.yaml'")]
 
 
 class ChangeRule(StrictModel):
