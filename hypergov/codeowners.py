@@ -140,7 +140,7 @@ class Codeowners:
         return "\n".join(out) + "\n"
 
 
-class _Inexpressible(ValueError):
+class NotExpressible(ValueError):
     """A glob or name CODEOWNERS cannot say exactly."""
 
 
@@ -149,14 +149,14 @@ def expand_braces(glob: str) -> list[str]:
     start = glob.find("{")
     if start < 0:
         if "}" in glob:
-            raise _Inexpressible(f"'{glob}' has a '}}' without its '{{'")
+            raise NotExpressible(f"'{glob}' has a '}}' without its '{{'")
         return [glob]
     end = glob.find("}", start)
     if end < 0 or "{" in glob[start + 1:end]:
-        raise _Inexpressible(f"'{glob}' has an unclosed or nested '{{'")
+        raise NotExpressible(f"'{glob}' has an unclosed or nested '{{'")
     choices = glob[start + 1:end].split(",")
     if any(c in choice for choice in choices for c in "*?<>"):
-        raise _Inexpressible(f"'{glob}': change_control reads '*', '?', '<' and '>' literally inside braces, "
+        raise NotExpressible(f"'{glob}': change_control reads '*', '?', '<' and '>' literally inside braces, "
                              "CODEOWNERS would not")
     return [glob[:start] + choice + rest for choice in choices for rest in expand_braces(glob[end + 1:])]
 
@@ -168,10 +168,10 @@ def host_pattern(tree_glob: str, tree_dir: str) -> str:
         return root if tree_dir else "*"
     segments = tree_glob.split("/")
     if any(s in ("", ".", "..") for s in segments):
-        raise _Inexpressible(f"'{tree_glob}' can match no path of the tree (a leading or trailing '/', or an "
+        raise NotExpressible(f"'{tree_glob}' can match no path of the tree (a leading or trailing '/', or an "
                              "empty, '.' or '..' segment)")
     if any("**" in s and s != "**" for s in segments):
-        raise _Inexpressible(f"'{tree_glob}': '**' inside a segment crosses '/' in change_control but not in "
+        raise NotExpressible(f"'{tree_glob}': '**' inside a segment crosses '/' in change_control but not in "
                              "CODEOWNERS; write it as a segment of its own ('a/**/b')")
     if segments[-1] == "**":  # everything under the folder: the directory pattern
         return root + "/".join("*/**" if s == "**" else s for s in segments[:-1]) + "/"
@@ -181,7 +181,7 @@ def host_pattern(tree_glob: str, tree_dir: str) -> str:
 def _alternatives(glob: str) -> list[str]:
     alternatives = expand_braces(glob)
     if any(a.count(PLACEHOLDER) > 1 for a in alternatives):
-        raise _Inexpressible(f"'{glob}' names <project> twice")
+        raise NotExpressible(f"'{glob}' names <project> twice")
     return alternatives
 
 
@@ -251,7 +251,7 @@ class _Writer:
         try:
             alternatives = _alternatives(rule.paths[index])
             lines = [self.line(a.replace(PLACEHOLDER, ANY_PROJECT), ()) for a in alternatives]
-        except _Inexpressible as exc:
+        except NotExpressible as exc:
             self.refusals.append(Refusal(
                 "glob-not-expressible", self.tree.org.pos("change_control", number - 1, "paths", index), str(exc),
                 "rewrite it: '**' as a whole segment, flat braces of plain names, at most one <project>"))
