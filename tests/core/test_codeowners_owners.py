@@ -58,7 +58,8 @@ def test_an_empty_list_says_a_persona_has_no_git_host_account() -> None:
 
 
 def test_a_role_that_maps_to_no_handle_at_all_is_refused() -> None:
-    tree = valid_tree(edited({"projects/vision.yaml": (b"  ProjectLead: ['@acme/vision-leads']", b"  ProjectLead: []")}))
+    no_leads = (b"  ProjectLead: ['@acme/vision-leads']", b"  ProjectLead: []")
+    tree = valid_tree(edited({"projects/vision.yaml": no_leads}))
     refusals = _refusals(tree)
     assert len(refusals) == 1  # rule 2 names project-leads only for vision; rule 3 still has vision's engineers
     assert "none of vision's project-leads has a handle" in refusals[0].message
