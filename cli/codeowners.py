@@ -61,13 +61,15 @@ def codeowners_cmd(config_dir: Path, host: Host, output: Path | None, repo_root:
                    as_json: bool) -> None:
     """Write the CODEOWNERS file that makes the Git host enforce org.yaml's change_control.
 
-    One line per change_control glob, in order (the last match decides on GitHub, on GitLab and in
-    change_control); `<project>` expanded per project where the owners are project-leads or
-    project-members; `{a,b}` as one line per alternative; the roles as the Git-host handles the tree
-    gives them (org.yaml's platform_admins_on_git_host, each project's members_on_git_host). A rule
-    whose owners have no handle, or a glob CODEOWNERS cannot say exactly, is refused with the
-    file:line to fix, never written as a line without owners. Commit the file, and turn on "Require
-    review from Code Owners" (GitHub) or "Code owner approval" (GitLab) on the protected branch.
+    The platform admins' fallback line first, then the change_control globs in order (the last
+    match decides on GitHub, on GitLab and in change_control), then the file itself for org.yaml's
+    owners; `<project>` expanded per project where the owners are project-leads or
+    project-members; `{a,b}` as one line per alternative; the roles as the Git-host handles the
+    tree gives them (org.yaml's platform_admins_on_git_host, each project's members_on_git_host).
+    A rule whose owners have no handle, or a glob CODEOWNERS cannot say exactly, is refused with
+    the file:line to fix, never written as a line without owners. Commit the file, and turn on
+    "Require review from Code Owners" (GitHub) or "Code owner approval" (GitLab) on the protected
+    branch.
     """
     require_tree_dir(config_dir)
     target = _target(config_dir, repo_root, output, host)
