@@ -40,7 +40,8 @@ and GitHub's one-slash teams differ):
    or project-members, that `?*` line goes to the platform admins (change_control's answer for a
    project the tree does not have yet) and one line per project of the tree follows it. A glob
    without `<project>` in a rule naming project roles goes to the platform admins, as in
-   change_control.
+   change_control. Left as it is: a path one glob reads two existing projects out of
+   (`<project>{a,}.yaml`, projects `vision` and `visiona`) gets the later line's project.
 5. Owners. '@user', '@org/team' and e-mails pass through. The roles are AWS principals and
    Identity Center groups, which no Git host knows: 'platform-admins' is org.yaml's
    `platform_admins_on_git_host`, 'project-leads' the project's `members_on_git_host.ProjectLead`,
