@@ -101,4 +101,4 @@ def test_no_rules_leave_the_fallback_and_the_file_itself() -> None:
 def test_a_git_host_handle_is_a_handle_or_an_e_mail(handle: str) -> None:
     files = edited({"projects/vision.yaml": (b"['@acme/vision-leads']", f"['{handle}']".encode())})
     problems = validate_files(files).problems
-    assert [(p.pos.line, p.rule) for p in problems] == [(36, "SCH004")], problems
+    assert [(p.pos.line, p.rule) for p in problems] == [(30, "SCH004")], problems
