@@ -144,6 +144,15 @@ def _add_engine_commands() -> None:
 _add_engine_commands()
 
 
+def _add_codeowners_command() -> None:
+    from cli.codeowners import codeowners_cmd  # shares the engine commands' error guard
+
+    main.add_command(codeowners_cmd)
+
+
+_add_codeowners_command()
+
+
 def _add_embedded_aws_command() -> None:
     from embedded_aws.command import embedded_aws_command  # light: moto loads only when it runs
 

@@ -15,7 +15,9 @@ What each kind reads:
 - cluster: the org without what only validation and the org stack read (trusted accounts, the
   Platform Administrator, persona ceilings); the cluster; per team with quota on it, that quota
   (as HyperPod applies it), its fair-share weight, preemption and cost tags.
-- project: the same org slice; the project; the clusters it has quota on; its workload classes.
+- project: the same org slice; the project (without its members' Git-host handles); the clusters
+  it has quota on; its workload classes.
+No stack reads who approves on the Git host (`platform_admins_on_git_host`, `members_on_git_host`).
 """
 
 from __future__ import annotations
@@ -42,14 +44,17 @@ StackKind = Literal["org", "cluster", "project"]
 M = TypeVar("M", bound=BaseModel)
 Slice = Mapping[str, "bool | Slice"]  # field -> True (the whole value) or the slice of a nested model
 
+# Who approves on the Git host (`hypergov codeowners`): no stack reads it, so a change to it replans none.
+ORG_GIT_HOST: Slice = {"platform_admins_on_git_host": True}
+PROJECT_GIT_HOST: Slice = {"members_on_git_host": True}
 # Parts of org.yaml that only validation and the org stack read: a change to the Platform
 # Administrator, to a persona's ceiling or to the trusted accounts replans no cluster or project.
-ORG_ONLY: Slice = {"trusted_external_accounts": True, "personas": {
+ORG_ONLY: Slice = {**ORG_GIT_HOST, "trusted_external_accounts": True, "personas": {
     "PlatformAdministrator": True, "ProjectLead": {"ceiling": True}, "Engineer": {"ceiling": True},
     "Viewer": {"ceiling": True}}}
 # The org component reads the Platform Administrator persona only (its role in every account); the
 # others' policies and every ceiling are the projects' and validation's.
-ORG_STACK_AWAY: Slice = {"trusted_external_accounts": True, "personas": {
+ORG_STACK_AWAY: Slice = {**ORG_GIT_HOST, "trusted_external_accounts": True, "personas": {
     "ProjectLead": True, "Engineer": True, "Viewer": True}}
 # The cluster components read no persona at all (they declare the scheduler config, the quotas and,
 # in plain-EKS mode, Kueue objects): an org-wide persona edit replans the projects, not the clusters.
@@ -294,7 +299,7 @@ def stack_view(tree: GovernanceTree, kind: StackKind, subject: str) -> StackView
         return ClusterView(org=without(org, CLUSTER_ONLY_AWAY), name=subject, cluster=cluster, teams=teams,
                            quotas={t: effective_quota(t, p, subject, cluster) for t, p in on_cluster.items()})
     shared_org = without(org, ORG_ONLY)
-    project = tree.projects[subject].model
+    project = without(tree.projects[subject].model, PROJECT_GIT_HOST)
     clusters = {c: tree.clusters[c].model for c in sorted(project.quotas) if c in tree.clusters}
     workloads = {cls: wl.model for (team, cls), wl in sorted(tree.workloads.items()) if team == subject}
     return ProjectView(org=shared_org, team=subject, project=project, clusters=clusters, workloads=workloads,

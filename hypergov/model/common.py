@@ -108,6 +108,20 @@ Principal = Annotated[
 ]
 
 
+# Who approves on the Git host (`hypergov codeowners`): the handles CODEOWNERS files take. GitHub: a
+# user `@name`, a team `@org/team-name`, or an e-mail address added to a user's account ("About code
+# owners", docs.github.com); GitLab: a user `@name`, a group `@group` or subgroup `@group/sub/...`, or
+# an e-mail address ("Syntax of CODEOWNERS file", docs.gitlab.com). Roles (`@@maintainer`) are not
+# handles of people and are not taken.
+GitHostOwner = Annotated[
+    str,
+    StringConstraints(pattern=r"^(@[A-Za-z0-9][A-Za-z0-9_.-]{0,254}(/[A-Za-z0-9_.-]{1,255}){0,20}"
+                              r"|[^@\s]+@[^@\s]+\.[A-Za-z]{2,})$", max_length=1024),
+    Field(description="a Git-host code owner: '@user', '@org/team' (GitHub), '@group' or '@group/subgroup' "
+                      "(GitLab), or an e-mail address of a Git-host account"),
+]
+
+
 def is_identity_center(principal: str) -> bool:
     return principal.startswith(IDENTITY_CENTER_PREFIX)
 

@@ -16,6 +16,7 @@ from hypergov.model.common import (
     AccountId,
     ActionPattern,
     Duration,
+    GitHostOwner,
     InstanceType,
     OrganizationalUnitId,
     Partition,
@@ -217,9 +218,10 @@ ChangeOwner = Annotated[
     Field(description="'platform-admins', 'project-leads' (of the project the path belongs to), "
                       "'project-members', a '@user' / '@org/team' handle, or an e-mail address"),
 ]
-PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?{}<>/-]+$", max_length=300),
-                     Field(description="a path glob relative to the tree root; '<project>' stands for "
-                                       "each project's name, e.g. 'projects/<project>.yaml'")]
+PathGlob = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?{},<>/-]+$", max_length=300),
+                     Field(description="a path glob relative to the tree root: '*' and '?' within one segment, "
+                                       "'**' across segments, '{a,b}' either; '<project>' stands for each "
+                                       "project's name, e.g. 'projects/<project>.yaml'")]
 
 
 class ChangeRule(StrictModel):
@@ -246,6 +248,10 @@ class Organization(StrictModel):
     pricing: Pricing | None = Field(default=None, description=(
         "prices per instance-hour for the usage chargeback; without it, every pool is reported unpriced"))
     platform_admins: list[Principal] = Field(min_length=1)
+    platform_admins_on_git_host: list[GitHostOwner] = Field(default_factory=list, description=(
+        "the platform admins on the Git host ('@org/team', '@user', '@group/subgroup', e-mail): the code "
+        "owners `hypergov codeowners` writes wherever change_control names 'platform-admins' and for every "
+        "path no rule matches; required by that command, read by nothing else"))
     change_control: list[ChangeRule] = Field(default_factory=list)
     identity_center: IdentityCenter | None = Field(default=None, description=(
         "IAM Identity Center; required when any member is 'identitycenter:...'"))

@@ -33,6 +33,7 @@ from hypergov.model.aws_limits import (
 )
 from hypergov.model.common import (
     ActionPattern,
+    GitHostOwner,
     InstanceType,
     Persona,
     Principal,
@@ -64,6 +65,21 @@ class Members(StrictModel):
     def of(self, persona: Persona) -> list[str]:
         principals: list[str] = getattr(self, persona)
         return principals
+
+
+class GitHostMembers(StrictModel):
+    """The project's people on the Git host, per persona: the code owners `hypergov codeowners`
+    writes where change_control names 'project-leads' (ProjectLead) or 'project-members' (every
+    persona). Absent: not given (a rule that needs it is refused); `[]`: this persona's people have
+    no Git-host account, so they cannot approve there."""
+
+    ProjectLead: list[GitHostOwner] | None = None
+    Engineer: list[GitHostOwner] | None = None
+    Viewer: list[GitHostOwner] | None = None
+
+    def of(self, persona: Persona) -> list[str] | None:
+        handles: list[str] | None = getattr(self, persona)
+        return handles
 
 
 class AcceleratorPartition(StrictModel):
@@ -188,6 +204,9 @@ class ExtraPermissions(StrictModel):
 class Project(StrictModel):
     description: Annotated[str, Field(max_length=1024)] = ""
     members: Members
+    members_on_git_host: GitHostMembers = Field(default=GitHostMembers(), description=(
+        "the members' handles on the Git host per persona ('@org/team', '@user', '@group/subgroup', e-mail), "
+        "for `hypergov codeowners`; read by nothing else"))
     cost_centre: str | None = None
     budget: Budget | None = None
     tags: Tags = Field(default_factory=dict)

@@ -36,6 +36,11 @@ BASE = example_files()
     pytest.param(_edit("clusters/trn-east.yaml", b"cluster_name: trn-east-eks", b"cluster_name: trn-east-eks2"),
                  ("org", "cluster-trn-east", "project-nlp", "project-research"),
                  id="eks-name-touches-platform-admin-access"),
+    # Who approves on the Git host is `hypergov codeowners`' only: no stack reads it.
+    pytest.param(_edit("org.yaml", b"['@acme/ml-platform']", b"['@acme/platform-team']"),
+                 (), id="platform-admins-git-host-touches-no-stack"),
+    pytest.param(_edit("projects/vision.yaml", b"['@acme/vision-leads']", b"['@acme/vision-owners']"),
+                 (), id="members-git-host-touches-no-stack"),
 ])
 def test_changed_stacks(files: dict[str, bytes], changed: tuple[str, ...]) -> None:
     result = affected_stacks(_tree(BASE), _tree(files))
