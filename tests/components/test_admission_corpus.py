@@ -32,12 +32,13 @@ from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 from example_tree import example_tree
 from jsonschema.protocols import Validator
-from test_kubernetes_schemas import OBJECT_META, _definitions, _list_type, _structural, core_errors, metadata_errors
+from test_kubernetes_schemas import _definitions, core_errors, metadata_errors
 
 from components.admission_cel import AdmissionRequest, Verdict, compiled, evaluate_policy
 from engines.kube import object_from_pulumi
 from hypergov import naming
 from stacks.graph import capture_graph
+from tests.crd_schemas import OBJECT_META, list_type, structural
 
 CORPUS = Path(__file__).resolve().parent / "admission_corpus"
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
@@ -87,7 +88,7 @@ def _crd_rules(validator: Validator, rules: list[dict[str, Any]], instance: Any,
 
 
 CrdValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator, {"x-kubernetes-validations": _crd_rules, "x-kubernetes-list-type": _list_type})
+    jsonschema.Draft202012Validator, {"x-kubernetes-validations": _crd_rules, "x-kubernetes-list-type": list_type})
 
 
 @cache
@@ -95,7 +96,7 @@ def crd_validator(key: str, api_version: str) -> Validator:
     crd = yaml.load(CRDS[key].read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     version = api_version.rpartition("/")[2]
     served = {v["name"]: v for v in crd["spec"]["versions"] if v["served"]}
-    root = _structural(copy.deepcopy(served[version]["schema"]["openAPIV3Schema"]))
+    root = structural(copy.deepcopy(served[version]["schema"]["openAPIV3Schema"]))
     root["properties"]["apiVersion"] = {"const": api_version}
     root["properties"]["kind"] = {"const": crd["spec"]["names"]["kind"]}
     root["properties"]["metadata"] = {"$ref": OBJECT_META, "required": ["name"]}

@@ -28,7 +28,6 @@ synthetic org, captured under Pulumi's mocks and turned into manifests by
 from __future__ import annotations
 
 import copy
-import json
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -43,6 +42,8 @@ import yaml
 from jsonschema.protocols import Validator
 from kubernetes_validate.utils import all_versions, major_minor, schema_contents
 from referencing import Registry, Resource
+
+from tests.crd_schemas import OBJECT_META, list_type, structural
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -64,7 +65,6 @@ KUBERNETES_VERSION = "1.32"
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "kueue"
 COMPONENTS = Path(__file__).resolve().parents[2] / "components"
-OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 # ----------------------------------------------------------------------------- the objects
@@ -168,40 +168,12 @@ def _cel(validator: Validator, rules: list[dict[str, Any]], instance: Any,
             yield jsonschema.ValidationError(f"{rule.get('message', text)} (CEL: {text})")
 
 
-def _list_type(validator: Validator, list_type: str, instance: Any,
-               schema: Mapping[str, Any]) -> Iterator[jsonschema.ValidationError]:
-    if not isinstance(instance, list) or list_type == "atomic":
-        return
-    keys = schema.get("x-kubernetes-list-map-keys", []) if list_type == "map" else None
-    seen: set[str] = set()
-    for item in instance:
-        key = json.dumps(item if keys is None else [item.get(k) for k in keys], sort_keys=True)
-        if key in seen:
-            yield jsonschema.ValidationError(f"duplicate {'item' if keys is None else f'entry for {keys}'} "
-                                             f"in a list of type {list_type}: {key}")
-        seen.add(key)
 
 
 KueueValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator, {"x-kubernetes-validations": _cel, "x-kubernetes-list-type": _list_type})
+    jsonschema.Draft202012Validator, {"x-kubernetes-validations": _cel, "x-kubernetes-list-type": list_type})
 
 
-def _structural(node: Any) -> Any:
-    """A CRD schema node as the API server applies it: objects close unless they say otherwise."""
-    if isinstance(node, list):
-        return [_structural(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: (v if k in ("enum", "default", "required", "x-kubernetes-validations") else _structural(v))
-           for k, v in node.items()}
-    if "properties" in node:
-        out["properties"] = {name: _structural(sub) for name, sub in node["properties"].items()}
-    if node.get("type") == "object" and "additionalProperties" not in node \
-            and not node.get("x-kubernetes-preserve-unknown-fields"):
-        out["additionalProperties"] = False
-    if node.get("x-kubernetes-int-or-string"):
-        assert "anyOf" in node, "int-or-string without anyOf: add it here"
-    return out
 
 
 @cache
@@ -222,7 +194,7 @@ def kueue_validator(kind: str, version: str) -> Validator:
     crd = _kueue_crds()[kind]
     schema = copy.deepcopy(next(v for v in crd["spec"]["versions"] if v["name"] == version)
                            ["schema"]["openAPIV3Schema"])
-    root = _structural(schema)
+    root = structural(schema)
     root["properties"]["apiVersion"] = {"const": f"{KUEUE_GROUP}/{version}"}
     root["properties"]["kind"] = {"const": kind}
     root["properties"]["metadata"] = {"$ref": OBJECT_META, "required": ["name"]}

@@ -13,7 +13,6 @@ by a newer operator fails here until it is handled."""
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -25,23 +24,12 @@ from jsonschema.protocols import Validator
 from kubernetes_validate.utils import schema_contents
 from referencing import Registry, Resource
 
+from tests.crd_schemas import OBJECT_META, list_type, structural
+
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "prometheus-operator"
 GROUP = "monitoring.coreos.com"
-OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-def _list_type(validator: Validator, list_type: str, instance: Any,
-               schema: Mapping[str, Any]) -> Iterator[jsonschema.ValidationError]:
-    if not isinstance(instance, list) or list_type == "atomic":
-        return
-    keys = schema.get("x-kubernetes-list-map-keys", []) if list_type == "map" else None
-    seen: set[str] = set()
-    for item in instance:
-        key = json.dumps(item if keys is None else [item.get(k) for k in keys], sort_keys=True)
-        if key in seen:
-            yield jsonschema.ValidationError(f"duplicate {'item' if keys is None else f'entry for {keys}'} "
-                                             f"in a list of type {list_type}: {key}")
-        seen.add(key)
 
 
 def _cel(validator: Validator, rules: Any, instance: Any,
@@ -50,22 +38,9 @@ def _cel(validator: Validator, rules: Any, instance: Any,
 
 
 CrdValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator, {"x-kubernetes-list-type": _list_type, "x-kubernetes-validations": _cel})
+    jsonschema.Draft202012Validator, {"x-kubernetes-list-type": list_type, "x-kubernetes-validations": _cel})
 
 
-def _structural(node: Any) -> Any:
-    """A CRD schema node as the API server applies it: objects close unless they say otherwise."""
-    if isinstance(node, list):
-        return [_structural(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: (v if k in ("enum", "default", "required") else _structural(v)) for k, v in node.items()}
-    if "properties" in node:
-        out["properties"] = {name: _structural(sub) for name, sub in node["properties"].items()}
-    if node.get("type") == "object" and "additionalProperties" not in node \
-            and not node.get("x-kubernetes-preserve-unknown-fields"):
-        out["additionalProperties"] = False
-    return out
 
 
 @cache
@@ -80,7 +55,7 @@ def _validator(kind: str, version: str, kubernetes: str) -> Validator:
     crd = crds()[kind]
     schema = copy.deepcopy(next(v for v in crd["spec"]["versions"] if v["name"] == version)
                            ["schema"]["openAPIV3Schema"])
-    root = _structural(schema)
+    root = structural(schema)
     root["properties"]["apiVersion"] = {"const": f"{GROUP}/{version}"}
     root["properties"]["kind"] = {"const": kind}
     root["properties"]["metadata"] = {"$ref": OBJECT_META, "required": ["name"]}

@@ -8,24 +8,18 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import git
 import pytest
 from click.testing import CliRunner
 
 from cli.main import main
 from reconciler.reconcile import exclusive
-from tests.example_tree import CONFIG
+from tests.integration.common import governance_repo
 
 
 @pytest.fixture
 def gov(tmp_path: Path) -> Path:
     """A governance repository holding the example tree, with one commit."""
-    shutil.copytree(CONFIG, tmp_path / "gov" / "config")
-    repo = git.Repo.init(tmp_path / "gov", initial_branch="main")
-    repo.index.add([str(p.relative_to(tmp_path / "gov")) for p in (tmp_path / "gov" / "config").rglob("*")
-                    if p.is_file()])
-    actor = git.Actor("admin", "admin@example.com")
-    repo.index.commit("tree", author=actor, committer=actor)
+    governance_repo(tmp_path / "gov")
     return tmp_path / "gov"
 
 

@@ -8,11 +8,9 @@ the comment with a failure status; the token is in no output."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import git
 import pytest
 from click.testing import CliRunner
 
@@ -22,7 +20,7 @@ from engines.outcomes import Failure, temporary
 from engines.plan import Action, Plan, ResourceChange, StackName
 from reconciler.git_host import MARKER
 from reconciler.merge_request_plan import MergeRequestPlan
-from tests.example_tree import CONFIG
+from tests.integration.common import governance_repo
 from tests.reconciler import git_host_fake
 from tests.reconciler.git_host_fake import FakeHost
 
@@ -32,12 +30,7 @@ HEAD = "9" * 40
 
 @pytest.fixture
 def gov(tmp_path: Path) -> Path:
-    shutil.copytree(CONFIG, tmp_path / "gov" / "config")
-    repo = git.Repo.init(tmp_path / "gov", initial_branch="main")
-    repo.index.add([str(p.relative_to(tmp_path / "gov")) for p in (tmp_path / "gov" / "config").rglob("*")
-                    if p.is_file()])
-    actor = git.Actor("admin", "admin@example.com")
-    repo.index.commit("tree", author=actor, committer=actor)
+    governance_repo(tmp_path / "gov")
     return tmp_path / "gov"
 
 
