@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -125,7 +126,10 @@ def _retry_after(headers: Mapping[str, str]) -> float:
 
 
 @dataclass
-class _Api:
+class _Api(ABC):
+    """What both hosts' clients share: requests with retries, failures classified, the token masked.
+    Each host says how the token is sent (`_headers`)."""
+
     target: MergeRequestTarget
     token: str = field(repr=False)  # never in a repr, a traceback's locals aside
     transport: Transport = field(default_factory=urllib_transport)
@@ -133,8 +137,9 @@ class _Api:
     sleep: Callable[[float], None] = time.sleep
     backoff: Callable[[], Backoff] = lambda: Backoff(base_s=1.0, cap_s=30.0)
 
+    @abstractmethod
     def _headers(self) -> dict[str, str]:
-        raise NotImplementedError
+        """The host's authentication and content headers."""
 
     def _mask(self, text: str) -> str:
         return redact(text, (self.token,))
