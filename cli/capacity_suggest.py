@@ -4,7 +4,6 @@ org's own trace (the jobs the collector saw) under the current and the proposed 
 
 from __future__ import annotations
 
-import difflib
 import json
 import sys
 from datetime import UTC, datetime
@@ -13,7 +12,7 @@ from typing import Any
 
 import click
 
-from cli.options import config_option
+from cli.options import config_option, tree_diff
 from cli.plan import cli_errors, load_cli_settings, to_stderr
 from cli.usage import account_months, utc_now_seconds
 
@@ -74,7 +73,7 @@ def suggest_cmd(settings_file: Path | None, config_dir: Path | None, days: int, 
     if not proposed.ok:
         problems = "; ".join(str(p) for p in proposed.problems[:3])
         raise click.ClickException(f"the proposed tree fails validation, nothing written: {problems}")
-    diff = _unified(files, changed, display)
+    diff = tree_diff(files, changed, display)
     impact = None if no_impact or not proposals else _impact(settings, current.tree, proposed.tree, since, now)
     if write:
         for key, data in changed.items():
@@ -102,17 +101,6 @@ def _impact(settings: Any, base: Any, head: Any, since: int, until: int) -> tupl
     diff = diff_reports(run(cluster_capacities(base), trace.jobs), run(cluster_capacities(head), trace.jobs),
                         base_ref="current tree", head_ref="proposed", trace="collected jobs", jobs=len(trace.jobs))
     return diff, trace.skipped
-
-
-def _unified(files: dict[str, Any], changed: dict[str, bytes], display: str) -> str:
-    """As `git diff` names them: from the config tree's folder (its own name, e.g. config/)."""
-    folder = Path(display).name
-    lines: list[str] = []
-    for key in sorted(changed):
-        before = files[key].decode("utf-8").splitlines(keepends=True)
-        after = changed[key].decode("utf-8").splitlines(keepends=True)
-        lines += difflib.unified_diff(before, after, f"a/{folder}/{key}", f"b/{folder}/{key}")
-    return "".join(lines)
 
 
 def _day(seconds: int) -> str:

@@ -4,7 +4,8 @@ that holds it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,3 +42,15 @@ def check_months(_ctx: click.Context, _param: click.Parameter, value: Any) -> An
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from exc
     return value
+
+
+def tree_diff(files: Mapping[str, Any], changed: Mapping[str, bytes], display: str) -> str:
+    """The unified diff of the tree files `changed` against `files`, named as `git diff` names them:
+    from the config tree's folder (its own name, e.g. config/)."""
+    folder = Path(display).name
+    lines: list[str] = []
+    for key in sorted(changed):
+        before = files[key].decode("utf-8").splitlines(keepends=True)
+        after = changed[key].decode("utf-8").splitlines(keepends=True)
+        lines += difflib.unified_diff(before, after, f"a/{folder}/{key}", f"b/{folder}/{key}")
+    return "".join(lines)

@@ -4,7 +4,6 @@ edits), for every instance type the tree's clusters run, in each cluster's regio
 
 from __future__ import annotations
 
-import difflib
 import json
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 import click
 
-from cli.options import config_option
+from cli.options import config_option, tree_diff
 from cli.plan import cli_errors, load_cli_settings, to_stderr
 
 PRICES_EXIT = ("Exit status: 0 org.yaml's on-demand prices match the Price List; 2 changes proposed (written with "
@@ -87,9 +86,7 @@ def prices_cmd(settings_file: Path | None, config_dir: Path | None, write: bool,
         if not after.ok:
             problems = "; ".join(str(p) for p in after.problems[:3])
             raise click.ClickException(f"the proposed org.yaml fails validation, nothing written: {problems}")
-        folder = Path(display).name
-        diff = "".join(difflib.unified_diff(original.decode("utf-8").splitlines(keepends=True),
-                                            text.splitlines(keepends=True), f"a/{folder}/{key}", f"b/{folder}/{key}"))
+        diff = tree_diff(files, {key: text.encode("utf-8")}, display)
         if write:
             (root / key).write_text(text, encoding="utf-8")
             to_stderr(f"wrote {root / key}")
