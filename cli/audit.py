@@ -1,8 +1,8 @@
 """`hypergov audit verify` and `hypergov audit log`: the audit branch from the command line.
 
-verify exits 0 when the chain is intact (and matches the checkpoint, and every commit is signed
-when signatures are required), 1 when it is broken (the first bad record named, with why) or on
-any error, usage included. log exits 0 (1 on errors).
+verify exits 0 when the chain is intact (and matches the checkpoints, and every commit is signed
+by a writer's key), 1 when it is broken (the first bad record named, with why) or on any error,
+usage included. log exits 0 (1 on errors).
 """
 
 from __future__ import annotations
@@ -58,38 +58,50 @@ def _where(settings: Settings, repo: str | None) -> tuple[str, bool]:
 @_BRANCH
 @click.option("--checkpoint", "checkpoint_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Checkpoint to compare with (default: the state directory's, when there is one).")
+@click.option("--witness", "witness", multiple=True, metavar="LOCATION",
+              help="Where the signed checkpoints are published: s3://bucket/prefix or a directory (repeatable; "
+              "default: settings audit_witness, else the state bucket with state_backend, else the state directory).")
 @click.option("--allowed-signers", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="git allowed-signers file: every audit commit must be signed by one of its keys "
-              "(default: settings audit_allowed_signers; unset: signatures are not checked).")
+              help="git allowed-signers file: its keys may sign audit commits, besides the keys the witnesses' "
+              "checkpoints publish (default: settings audit_allowed_signers).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @cli_errors
 def verify_cmd(settings_file: Path | None, repo: str | None, branch: str | None, checkpoint_file: Path | None,
-               allowed_signers: Path | None, as_json: bool) -> None:
-    """Recompute the chain over every record of the audit branch: an edited, deleted, inserted or
-    reordered record, or a rewritten branch (against the checkpoint the reconciler keeps), is
-    found and the first bad record named."""
+               witness: tuple[str, ...], allowed_signers: Path | None, as_json: bool) -> None:
+    """Recompute the chain over every record of the audit branch and hold it against the signed
+    checkpoints published outside the repository: an edited, deleted, inserted or reordered
+    record, a removed tail, a rebuilt or rolled-back branch, a fork, a stale checkpoint, and a
+    commit not signed by a writer's key are found and the first one named. Works from any clone:
+    the witness (e.g. the state bucket) is all it needs besides the repository."""
+    from reconciler.audit_signing import allowed_signers as signer_keys
     from reconciler.audit_store import AuditStore, Checkpoint
     from reconciler.audit_verify import opened, verify_branch
+    from reconciler.audit_witness import witnesses_of
 
     settings = load_cli_settings(settings_file, None)
     where, own = _where(settings, repo)
     branch = branch or settings.audit_branch
     checkpoint = Checkpoint.at(checkpoint_file) if checkpoint_file else _own_checkpoint(settings)
     links = checkpoint.links(branch, "written" if own else "pushed") if checkpoint else []
+    signers_file = allowed_signers or settings.audit_allowed_signers
+    keys = signer_keys(signers_file) if signers_file else set()
     with opened(where, branch=branch) as path:
-        verdict = verify_branch(AuditStore(path, branch=branch), checkpoint=links,
-                                allowed_signers=allowed_signers or settings.audit_allowed_signers)
+        verdict = verify_branch(AuditStore(path, branch=branch), checkpoint=links, allowed=keys,
+                                witnesses=witnesses_of(settings, witness))
     if as_json:
         click.echo(json.dumps({**verdict.as_dict(), "repo": where}, indent=2))
     elif verdict.broken is None:
         compared = (f"; matches the checkpoint (record {verdict.checkpoint.seq})" if verdict.checkpoint
-                    else "; no checkpoint here to compare with")
-        signed = f"; {verdict.signed} commit(s) with good signatures" if verdict.signed is not None else ""
-        click.echo(f"intact: {verdict.records} record(s) on {branch} of {where}{compared}{signed}")
+                    else "")
+        click.echo(f"intact: {verdict.records} record(s) on {branch} of {where}{compared}")
+        for judged in verdict.witnesses:
+            newest = (f", the newest of {judged.newest.at} (record {judged.newest.seq})" if judged.newest else "")
+            click.echo(f"  witness {judged.where}: {judged.checkpoints} checkpoint(s) hold{newest}")
+        click.echo(f"  signatures: {verdict.signatures}")
     else:
         bad = verdict.broken
         click.echo(f"BROKEN: {bad.path}{f' (record {bad.seq})' if bad.seq is not None else ''}: {bad.why}", err=True)
-        click.echo(f"  {verdict.records} record(s) before it are intact; branch {branch} of {where}", err=True)
+        click.echo(f"  {verdict.records} record(s) on branch {branch} of {where}", err=True)
     sys.exit(0 if verdict.ok else 1)
 
 

@@ -98,6 +98,9 @@ def report_records(log: EventLog, where: str, outcome: PassResult) -> None:
     elif push is not None and push.pushed:
         log.event("audit.pushed", f"{where}: pushed {push.pushed} audit record(s) to {push.remote}",
                   pushed=push.pushed, remote=push.remote)
+    if push is not None and push.checkpoint_error:
+        log.event("audit.checkpoint_failed", f"{where}: the audit checkpoint was not published (the next one vouches "
+                  f"for the same records): {push.checkpoint_error}", level=logging.ERROR, error=push.checkpoint_error)
 
 
 def report_apply(log: EventLog, result: ApplyResult) -> None:
@@ -133,6 +136,7 @@ class Daemon:
     _started: float | None = None
     _head: str | None = None
     _last_scan: float | None = None
+    _last_alive: float | None = None
     _records: RecordStore | None = None
     _replica: Replica | None = None
 
@@ -177,7 +181,8 @@ class Daemon:
         from reconciler.audit import AuditLog
 
         shared = self.records() if self.settings.state_backend else None
-        return AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo), shared=shared)
+        return AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo), shared=shared,
+                                      alive_interval_s=self.settings.audit_alive_interval_s)
 
     def replica(self) -> Replica | None:
         """With an S3 state backend this reconciler is one replica among any others on the same
@@ -249,10 +254,12 @@ class Daemon:
                        next=decision.next, delay_s=round(decision.delay_s, 3))
 
     def between(self) -> None:
-        """In a gap between passes: the drift scan, when one is due. Never raises (the loop's
-        boundary for scans): a failure is logged, counted for readiness, and tried again."""
+        """In a gap between passes: the alive checkpoint and the drift scan, when due. Never
+        raises (the loop's boundary for scans): a failure is logged, counted for readiness, and
+        tried again."""
         from reconciler.drift_schedule import drift_due
 
+        self._alive()
         if self.drift is None or not drift_due(self._last_scan, self.clock(), self.drift.every_s):
             return
         attempt = self.clock()
@@ -268,6 +275,21 @@ class Daemon:
                            level=logging.ERROR, kind=failure.kind, reason=failure.reason)
         else:
             self._last_scan = attempt
+
+    def _alive(self) -> None:
+        """Every `audit_alive_interval_s`: a signed checkpoint of the audit branch as it is, so an
+        auditor can tell a quiet reconciler from one whose checkpoints stopped (or were withheld)."""
+        every = self.settings.audit_alive_interval_s
+        if self._last_alive is not None and self.clock() - self._last_alive < every:
+            return
+        self._last_alive = self.clock()
+        try:
+            errors = self.audit().checkpoint("alive")
+        except Exception as exc:  # the checkpoint's boundary: the daemon never dies of one
+            errors = [str(classify(exc))]
+        for error in errors:
+            self.log.event("audit.checkpoint_failed", f"{self.branch}: the alive checkpoint was not published: {error}",
+                           level=logging.ERROR, error=error)
 
     def _scan(self, options: DriftOptions) -> None:
         from reconciler.applied_record import applied_commit

@@ -135,8 +135,23 @@ class Settings(_Strict):
         "Git repository that receives the audit records; default: the one holding config_dir"))
     audit_branch: str = Field(default="hypergov/audit", description=(
         "branch of audit_repo holding the audit records (never the governed branch); pushed to its remote"))
+    audit_signing: Literal["ssh", "off"] = Field(default="ssh", description=(
+        "ssh: every audit commit (git's gpg.format=ssh) and every published checkpoint is signed with "
+        "audit_signing_key, else with a key made on first use at state_dir/audit/signing_key; off: unsigned, "
+        "which `audit verify` reports (a record appended by anyone who can push then cannot be told apart)"))
     audit_signing_key: Path | None = Field(default=None, description=(
-        "SSH private key that signs every audit commit (git's gpg.format=ssh); unset: unsigned"))
+        "Ed25519 OpenSSH private key that signs the audit commits and checkpoints (e.g. the pod's secret); "
+        "unset: one is made in the state directory"))
+    audit_witness: list[str] = Field(default_factory=list, description=(
+        "where the signed audit checkpoints are published, outside the repository (s3://bucket/prefix, or a "
+        "directory); default: the state bucket with state_backend (versioned; Object Lock where enabled), "
+        "else state_dir/audit/witness. More than one: each gets every checkpoint"))
+    audit_alive_interval_s: int = Field(default=900, ge=60, description=(
+        "the reconciler daemon publishes an 'I am alive' checkpoint this often, also when nothing changed; "
+        "`audit verify` calls the checkpoints stale after three intervals without one"))
+    audit_checkpoint_retention_days: int = Field(default=400, ge=1, description=(
+        "S3 Object Lock retention (compliance mode) of each checkpoint, where the witness bucket has Object "
+        "Lock enabled"))
     audit_allowed_signers: Path | None = Field(default=None, description=(
         "git's allowed-signers file: when set, `audit verify` requires every audit commit to be signed by one"))
     notifications: NotificationSettings = Field(default_factory=NotificationSettings, description=(
@@ -152,6 +167,12 @@ class Settings(_Strict):
         if value is not None:
             parse_state_url(value)
         return value
+
+    @field_validator("audit_witness", mode="before")
+    @classmethod
+    def _witness_list(cls, value: object) -> object:
+        # HYPERGOV_AUDIT_WITNESS holds them comma-separated
+        return [w.strip() for w in value.split(",") if w.strip()] if isinstance(value, str) else value
 
     @field_validator("audit_branch")
     @classmethod
@@ -185,8 +206,10 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_PULUMI_BACKEND": ("pulumi_backend",),
     "HYPERGOV_AUDIT_REPO": ("audit_repo",),
     "HYPERGOV_AUDIT_BRANCH": ("audit_branch",),
+    "HYPERGOV_AUDIT_SIGNING": ("audit_signing",),
     "HYPERGOV_AUDIT_SIGNING_KEY": ("audit_signing_key",),
     "HYPERGOV_AUDIT_ALLOWED_SIGNERS": ("audit_allowed_signers",),
+    "HYPERGOV_AUDIT_WITNESS": ("audit_witness",),
     "HYPERGOV_REQUIRE_REVIEWED": ("require_reviewed",),
     "HYPERGOV_AWS_ENDPOINT_URL": ("aws", "endpoint_url"),
     "HYPERGOV_AWS_PROFILE": ("aws", "profile"),

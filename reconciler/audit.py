@@ -14,10 +14,10 @@ from __future__ import annotations
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import git
 
@@ -26,7 +26,11 @@ from engines.outcomes import Refusal, temporary
 from engines.plan import ApplyResult, Plan, StackName
 from engines.settings import Settings
 from hypergov.problems import Problem
+from reconciler.audit_chain import START
+from reconciler.audit_checkpoints import Statement
+from reconciler.audit_signing import SigningKey
 from reconciler.audit_store import AuditStore, Checkpoint, PushOutcome
+from reconciler.audit_witness import Witness, publish, witnesses_of
 
 AUDIT_STATE = "audit"  # under the state directory: the writer id and the checkpoint
 
@@ -207,27 +211,43 @@ def checkpoint_of(state_dir: Path, writer: str, shared: RecordStore | None) -> C
     return Checkpoint(shared, f"{AUDIT_STATE}/{writer}/checkpoint.json")
 
 
+def signer_of(settings: Settings, state_dir: Path) -> SigningKey | None:
+    """The key that signs this writer's audit commits and checkpoints: `audit_signing_key`, else
+    one made on first use in the state directory; None only with `audit_signing: off`."""
+    if settings.audit_signing == "off":
+        return None
+    return SigningKey.of_writer(settings.audit_signing_key or state_dir / AUDIT_STATE / "signing_key")
+
+
 @dataclass
 class AuditLog:
-    """Where this process records: the store (repository and branch) and its writer id."""
+    """Where this process records: the store (repository and branch), its writer id, and where
+    its checkpoints are published (`witnesses`, signed with the store's key)."""
 
     store: AuditStore
     writer: str
     pushed_total: int = 0  # records this log's pushes sent, over its life (a pass reports its own share)
+    witnesses: list[Witness] = field(default_factory=list)
+    alive_interval_s: int | None = None  # the daemon's: said in every checkpoint, for `audit verify`'s staleness
 
     @classmethod
-    def open(cls, repo: Path, *, state_dir: Path, branch: str, signing_key: Path | None = None,
-             shared: RecordStore | None = None) -> AuditLog:
+    def open(cls, repo: Path, *, state_dir: Path, branch: str, signer: SigningKey | None = None,
+             shared: RecordStore | None = None, witnesses: Sequence[Witness] = (),
+             alive_interval_s: int | None = None) -> AuditLog:
         """`shared`: the reconcilers' record store in the state bucket (the checkpoint goes there,
         one per writer); None: the state directory."""
         writer = writer_id(state_dir)
         checkpoint = checkpoint_of(state_dir, writer, shared)
-        return cls(AuditStore(repo, branch=branch, signing_key=signing_key, checkpoint=checkpoint), writer)
+        return cls(AuditStore(repo, branch=branch, signer=signer, checkpoint=checkpoint), writer,
+                   witnesses=list(witnesses), alive_interval_s=alive_interval_s)
 
     @classmethod
-    def from_settings(cls, settings: Settings, repo: Path, *, shared: RecordStore | None = None) -> AuditLog:
-        return cls.open(repo, state_dir=Path(settings.state_dir).resolve(), branch=settings.audit_branch,
-                        signing_key=settings.audit_signing_key, shared=shared)
+    def from_settings(cls, settings: Settings, repo: Path, *, shared: RecordStore | None = None,
+                      alive_interval_s: int | None = None) -> AuditLog:
+        """`alive_interval_s`: the daemon's, which publishes alive checkpoints that often."""
+        state_dir = Path(settings.state_dir).resolve()
+        return cls.open(repo, state_dir=state_dir, branch=settings.audit_branch, signer=signer_of(settings, state_dir),
+                        shared=shared, witnesses=witnesses_of(settings), alive_interval_s=alive_interval_s)
 
     def write(self, payloads: Sequence[Mapping[str, Any]], *, subject: str,
               when: datetime | None = None) -> list[dict[str, Any]]:
@@ -252,9 +272,30 @@ class AuditLog:
         return last if last is not None and last.get("type") == "intent" else None
 
     def push(self) -> PushOutcome:
+        """Push the branch, then publish a checkpoint of what the remote now holds (of the local
+        branch when there is no remote); a checkpoint that could not be published is said in
+        `checkpoint_error`, the next one vouches for the same records."""
         pushed = self.store.push()
         self.pushed_total += pushed.pushed
+        if pushed.error is None and self.witnesses:
+            errors = self.checkpoint("records")
+            if errors:
+                pushed = replace(pushed, checkpoint_error="; ".join(errors))
         return pushed
+
+    def checkpoint(self, kind: Literal["records", "alive"], when: datetime | None = None) -> list[str]:
+        """Publish a checkpoint of the branch's tip to every witness: after a push (`records`,
+        when the tip holds records) or the daemon's periodic `alive` (also before any record).
+        The errors, one per witness that refused."""
+        tip = self.store.tip()
+        last = self.store.link_at(tip)
+        if kind == "records" and last == START:
+            return []
+        signer = self.store.signer
+        statement = Statement(writer=self.writer, branch=self.store.branch, seq=last.seq, sha256=last.sha256,
+                              head=tip, at=stamp(when or datetime.now(UTC)), kind=kind,
+                              interval_s=self.alive_interval_s, public_key=signer.public_line if signer else None)
+        return publish(self.witnesses, statement, signer)
 
     def unpushed(self) -> int:
         return self.store.unpushed()

@@ -1,6 +1,7 @@
 """The audit branch in Git, written with plumbing only: records become blobs, a tree is built in
-a temporary index (`GIT_INDEX_FILE`), `commit-tree` makes the commit (signed with an SSH key when
-configured) and `update-ref` moves the branch only if it still points where it did when the
+a temporary index (`GIT_INDEX_FILE`), the commit object is written with `hash-object` (signed
+with the writer's SSH key, the `gpgsig` header Git itself writes: `reconciler.audit_signing`) and
+`update-ref` moves the branch only if it still points where it did when the
 records were chained, so a concurrent writer is detected, never overwritten. The working tree,
 the index and HEAD of the repository are never touched: a person's staged work stays as it is,
 and a protected governed branch never receives a commit.
@@ -26,6 +27,7 @@ from typing import Any
 from engines.objects import LocalRecords, RecordStore, RecordUnreadable, update
 from engines.outcomes import PermanentError, TemporaryError
 from reconciler.audit_chain import RECORDS_DIR, START, Link, chained, file_bytes, payload_of, record_path, record_sha256
+from reconciler.audit_signing import SigningKey, signed_commit
 
 ZERO_OID = "0" * 40
 DEFAULT_BRANCH = "hypergov/audit"
@@ -51,6 +53,7 @@ class PushOutcome:
     rebased: int  # local records re-chained onto the remote's branch first
     error: str | None = None  # the records stay local and go with the next push
     remote: str | None = None  # None: the repository has no remote, nothing to push
+    checkpoint_error: str | None = None  # the records are pushed, but a witness did not take their checkpoint
 
 
 class Checkpoint:
@@ -101,12 +104,12 @@ class Checkpoint:
 class AuditStore:
     """The records of one audit branch of one repository (bare or not)."""
 
-    def __init__(self, repo: Path, *, branch: str = DEFAULT_BRANCH, signing_key: Path | None = None,
+    def __init__(self, repo: Path, *, branch: str = DEFAULT_BRANCH, signer: SigningKey | None = None,
                  checkpoint: Checkpoint | None = None) -> None:
         self.repo = repo
         self.branch = branch
         self.ref = f"refs/heads/{branch}"
-        self.signing_key = signing_key
+        self.signer = signer  # None: commits unsigned (an explicit setting, reported by `audit verify`)
         self.checkpoint = checkpoint
 
     # -- reading ---------------------------------------------------------------------------------
@@ -217,13 +220,12 @@ class AuditStore:
                        f"{': ' + str(r['outcome']) if r.get('outcome') else ''}\n" for r in records)
         first, last = records[0]["seq"], records[-1]["seq"]
         message = f"hypergov audit {first}{f'-{last}' if last != first else ''}: {subject}\n\n{body}"
-        signing = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={self.signing_key}"] if self.signing_key else []
         name, email = IDENTITY
-        identity = {f"GIT_{role}_{part}": value for role in ("AUTHOR", "COMMITTER")
-                    for part, value in (("NAME", name), ("EMAIL", email))}
-        args = [*signing, "commit-tree", tree, *(["-p", parent] if parent else []),
-                *(["-S"] if self.signing_key else []), "-F", "-"]
-        return self._out(*args, stdin=message.encode(), env=identity)
+        ident = f"{name} <{email}> {int(time.time())} +0000"
+        headers = [f"tree {tree}", *([f"parent {parent}"] if parent else []), f"author {ident}", f"committer {ident}"]
+        unsigned = ("\n".join(headers) + "\n\n" + message).encode()
+        signed = signed_commit(unsigned, self.signer) if self.signer else unsigned
+        return self._out("hash-object", "-t", "commit", "-w", "--stdin", stdin=signed)
 
     @staticmethod
     def _last(records: Sequence[Mapping[str, Any]]) -> Link:

@@ -2,9 +2,10 @@
 
 Verification recomputes the hash chain over the records at the branch's tip (`audit_chain`),
 compares the branch with the checkpoint the daemon keeps (the last record it wrote, or pushed,
-must still be there unchanged: what the chain alone cannot see, a removed tail or a branch
-rebuilt consistently), and, when an allowed-signers file is given, requires every audit commit to
-carry a good SSH signature (`git verify-commit`). The first bad record is named, with why.
+must still be there unchanged) and with the signed checkpoints published outside the repository
+(`audit_checkpoints`: what a clone alone cannot see, a removed tail, a rebuilt branch, a fork, a
+rollback), and requires every audit commit to carry a good SSH signature by a writer's key (the
+keys the checkpoints publish, an allowed-signers file). The first bad record is named, with why.
 """
 
 from __future__ import annotations
@@ -12,15 +13,18 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reconciler.audit_chain import RECORDS_DIR, START, Break, Link, check_checkpoint, verify_chain
+from reconciler.audit_checkpoints import HeadRelation, WitnessVerdict, branch_dir, judge
+from reconciler.audit_signing import GIT_NAMESPACE, Checked, allowed_signers_text, check, split_signature
 from reconciler.audit_store import AuditStore, AuditWriteError
+from reconciler.audit_witness import Witness, opener
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,8 @@ class Verification:
     broken: Break | None
     checkpoint: Link | None  # what the branch was compared with (None: no checkpoint here)
     signed: int | None  # commits whose signature was checked (None: signatures not checked)
+    witnesses: tuple[WitnessVerdict, ...] = ()
+    signatures: str = ""  # how signatures were judged, in a sentence (e.g. why they were not)
 
     @property
     def ok(self) -> bool:
@@ -44,33 +50,102 @@ class Verification:
                 "broken": self.broken.as_dict() if self.broken else None,
                 "checkpoint": ({"seq": self.checkpoint.seq, "sha256": self.checkpoint.sha256}
                                if self.checkpoint else None),
-                "signatures_checked": self.signed}
+                "signatures_checked": self.signed, "signatures": self.signatures,
+                "witnesses": [w.as_dict() for w in self.witnesses]}
 
 
-def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (),
-                  allowed_signers: Path | None = None) -> Verification:
+def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed: Collection[bytes] = (),
+                  witnesses: Sequence[Witness] = (), now: datetime | None = None) -> Verification:
+    """The branch at its tip: history only adds, the chain recomputes, the local checkpoint's
+    record is there, every witness's checkpoints hold (`audit_checkpoints.judge`), and every
+    commit is signed by an allowed key: `allowed` (an allowed-signers file, this writer's own
+    key) and the keys of the witnesses' good checkpoints."""
     tip = store.tip()
     newest = max(checkpoint, key=lambda link: link.seq) if checkpoint else None
+    when = now or datetime.now(UTC)
 
-    def result(records: int, last: Link, broken: Break | None, signed: int | None = None) -> Verification:
-        return Verification(str(store.repo), store.branch, tip, records, last, broken, newest, signed)
+    def result(records: int, last: Link, broken: Break | None, signed: int | None = None,
+               judged: tuple[WitnessVerdict, ...] = (), signatures: str = "") -> Verification:
+        return Verification(str(store.repo), store.branch, tip, records, last, broken, newest, signed, judged,
+                            signatures)
 
-    if tip is None:
+    verdict = verify_chain(store.files(tip)) if tip else None
+    hashes = verdict.hashes if verdict else {}
+    last = verdict.last if verdict else START
+    judged = tuple(judge(where=w.where, branch=store.branch, hashes=hashes, last_seq=last.seq,
+                         listed=w.listing(branch_dir(store.branch)), read=opener(w),
+                         head_relation=lambda head: _relation(store, head, tip), now=when) for w in witnesses)
+    if tip is None or verdict is None:
         why = (f"no branch {store.branch}, but record {newest.seq} was written: the audit branch was deleted"
                if newest else None)
-        return result(0, START, Break(store.branch, None, why) if why else None)
-    verdict = verify_chain(store.files(tip))
-    broken = history_break(store, tip) or verdict.broken or check_checkpoint(verdict, checkpoint)
-    if broken is not None or allowed_signers is None:
-        return result(verdict.records, verdict.last, broken)
-    commits = store.git("rev-list", tip).stdout.decode().split()
+        found = next((j.broken for j in judged if j.broken), None)
+        return result(0, START, Break(store.branch, None, why) if why else found, judged=judged)
+    broken = (history_break(store, tip) or verdict.broken or check_checkpoint(verdict, checkpoint)
+              or next((j.broken for j in judged if j.broken), None))
+    keys = set(allowed).union(*(j.signers for j in judged))
+    off = sorted({w for j in judged for w in j.unsigned_writers})
+    if broken is not None:
+        return result(verdict.records, verdict.last, broken, judged=judged)
+    if off and not keys:
+        return result(verdict.records, verdict.last, None, judged=judged, signatures=(
+            f"not checked: writer(s) {', '.join(off)} run with audit_signing: off, so a record appended by anyone who "
+            "can push cannot be told apart"))
+    if not keys:
+        return result(verdict.records, verdict.last, None, judged=judged, signatures=(
+            "not checked: no allowed signers known (no witness checkpoint, no --allowed-signers)"))
+    signed, bad = check_commits(store, tip, keys)
+    return result(verdict.records, verdict.last, bad, signed, judged,
+                  f"{signed} commit(s) checked against {len(keys)} allowed key(s)")
+
+
+def _relation(store: AuditStore, head: str, tip: str | None) -> HeadRelation:
+    if tip is None:
+        return "missing"
+    if head == tip:
+        return "tip"
+    proc = store.git("merge-base", "--is-ancestor", head, tip, check=False)
+    return "ancestor" if proc.returncode == 0 else "missing"
+
+
+def check_commits(store: AuditStore, tip: str, keys: Collection[bytes]) -> tuple[int, Break | None]:
+    """Every commit of the branch signed by one of `keys`: read in one `cat-file --batch` and
+    checked in-process (`audit_signing`); a key type we do not check here goes to `git
+    verify-commit`. How many were checked, and the first that is not good (oldest first)."""
+    commits = store.git("rev-list", "--reverse", tip).stdout.decode().split()
+    out = store.git("cat-file", "--batch", stdin="".join(f"{c}\n" for c in commits).encode()).stdout
+    at = 0
     for commit in commits:
-        proc = store.git("-c", f"gpg.ssh.allowedSignersFile={allowed_signers}", "verify-commit", commit, check=False)
-        if proc.returncode:
-            said = "; ".join(line for line in proc.stderr.decode(errors="replace").splitlines() if line.strip())
-            return result(verdict.records, verdict.last, Break(f"commit {commit[:12]}", None, (
-                f"not signed by a key in {allowed_signers}: {said or 'no signature'}")), len(commits))
-    return result(verdict.records, verdict.last, None, len(commits))
+        header_end = out.index(b"\n", at)
+        size = int(out[at:header_end].split()[2])
+        body = out[header_end + 1:header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        signature, payload = split_signature(body)
+        if signature is None:
+            return len(commits), Break(f"commit {commit[:12]}", None, _what_it_added(store, commit,
+                                       "is not signed: it was not written by a hypergov writer (forged?)"))
+        verdict = check(signature, payload, GIT_NAMESPACE, allowed=keys)
+        if verdict.foreign:
+            verdict = _git_verify(store, commit, keys)
+        if verdict.signer is None:
+            return len(commits), Break(f"commit {commit[:12]}", None, _what_it_added(store, commit, verdict.why))
+    return len(commits), None
+
+
+def _what_it_added(store: AuditStore, commit: str, why: str) -> str:
+    added = store.git("diff-tree", "-r", "--root", "--no-commit-id", "--name-only", "--diff-filter=A", commit,
+                      "--", f"{RECORDS_DIR}/").stdout.decode().split()
+    return f"{why}; it adds {', '.join(added) if added else 'no record'}"
+
+
+def _git_verify(store: AuditStore, commit: str, keys: Collection[bytes]) -> Checked:
+    with tempfile.NamedTemporaryFile("w", suffix=".allowed_signers") as signers:
+        signers.write(allowed_signers_text(keys))
+        signers.flush()
+        proc = store.git("-c", f"gpg.ssh.allowedSignersFile={signers.name}", "verify-commit", commit, check=False)
+    if proc.returncode == 0:
+        return Checked(b"git")
+    said = "; ".join(line for line in proc.stderr.decode(errors="replace").splitlines() if line.strip())
+    return Checked(None, f"not signed by an allowed key: {said or 'no signature'}")
 
 
 def history_break(store: AuditStore, tip: str) -> Break | None:

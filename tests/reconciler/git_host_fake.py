@@ -257,9 +257,11 @@ class FakeHost:
                 example.update(state=payload["state"], description=payload.get("description"),
                                context=payload.get("context", "default"), target_url=payload.get("target_url"))
                 return 201, {}, example
-            return 201, {}, {"id": len(self.statuses), "sha": params["sha"], "status": payload["state"],
-                             "name": payload.get("name", "default"), "description": payload.get("description"),
-                             "target_url": payload.get("target_url"), "ref": None}
+            answer = {"id": len(self.statuses), "sha": params["sha"], "status": payload["state"],
+                      "name": payload.get("name", "default"), "description": payload.get("description"),
+                      "target_url": payload.get("target_url"), "ref": payload.get("ref")}
+            # GitLab's description marks none of these nullable: a field not known is left out
+            return 201, {}, {k: v for k, v in answer.items() if v is not None}
         if op.method == "POST":
             return 201, {}, self.add_comment(payload["body"])
         comment_id = params["comment_id" if self.kind == "github" else "note_id"]

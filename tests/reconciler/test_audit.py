@@ -27,6 +27,7 @@ from reconciler.audit import (
     source_commit,
 )
 from reconciler.audit_chain import verify_chain
+from reconciler.audit_signing import SigningKey, allowed_signers
 from reconciler.audit_store import AuditConflictError, AuditStore
 from reconciler.audit_verify import verify_branch
 
@@ -181,21 +182,32 @@ def test_a_rewritten_remote_branch_is_refused_not_forced(tmp_path: Path) -> None
 
 
 def test_signed_audit_commits_verify_and_an_unsigned_one_is_named(tmp_path: Path) -> None:
+    """A key made by OpenSSH's own ssh-keygen signs; `git verify-commit` (git running ssh-keygen)
+    accepts every commit we signed, and so does our in-process check; a commit appended without
+    the key is named by both."""
     _repo(tmp_path / "gov")
     key = tmp_path / "audit_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "hypergov", "-f", str(key)], check=True)
     signers = tmp_path / "allowed_signers"
     signers.write_text(f"hypergov@localhost namespaces=\"git\" {(tmp_path / 'audit_key.pub').read_text()}")
-    log = _log(tmp_path / "gov", tmp_path / "state", signing_key=key)
+    log = _log(tmp_path / "gov", tmp_path / "state", signer=SigningKey.load(key))
     log.write([{"type": "prune", "subject": "prune"}], subject="one")
     log.write([{"type": "rejected"}], subject="two")
-    verdict = verify_branch(log.store, allowed_signers=signers)
+    verdict = verify_branch(log.store, allowed=allowed_signers(signers))
     assert verdict.ok and verdict.signed == 2, verdict
+    for commit in log.store.git("rev-list", BRANCH).stdout.decode().split():
+        checked = subprocess.run(["git", "-C", str(tmp_path / "gov"), "-c", f"gpg.ssh.allowedSignersFile={signers}",
+                                  "verify-commit", commit], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stderr
+        assert 'Good "git" signature for hypergov@localhost' in checked.stderr
     unsigned = AuditStore(tmp_path / "gov", branch=BRANCH)  # someone without the key appends
     unsigned.append([{"type": "rejected"}], subject="three")
-    broken = verify_branch(unsigned, allowed_signers=signers)
+    broken = verify_branch(unsigned, allowed=allowed_signers(signers))
     assert broken.broken is not None and broken.broken.path == f"commit {str(unsigned.tip())[:12]}"
-    assert "not signed by a key in" in broken.broken.why
+    assert "is not signed" in broken.broken.why and "00000003-rejected-pass.json" in broken.broken.why
+    by_git = subprocess.run(["git", "-C", str(tmp_path / "gov"), "-c", f"gpg.ssh.allowedSignersFile={signers}",
+                             "verify-commit", str(unsigned.tip())], capture_output=True, text=True)
+    assert by_git.returncode != 0
 
 
 def test_audit_repo_is_the_one_holding_the_tree_or_the_configured_one(tmp_path: Path) -> None:
