@@ -90,6 +90,10 @@ MODES = [
     pytest.param(Mode(("single",), ("webhook.enabled=false",)), id="single-no-webhook"),
     pytest.param(Mode(("single", "s3-state"), ("state.volume.enabled=false", *CREATED_SECRET), (SETTINGS_JSON,)),
                  id="single-s3-no-volume-own-secret-settings"),
+    pytest.param(Mode(("single", "s3-state"), ("audit.signingKeyFromSecret=true",)), id="single-audit-key-out-of-band"),
+    pytest.param(Mode(("single",), ("audit.signingKeyFromSecret=true", *CREATED_SECRET,
+                                    "secret.auditSigningKey=-----BEGIN OPENSSH PRIVATE KEY-----")),
+                 id="single-audit-key-own-secret"),
     pytest.param(Mode(("replicas",)), id="replicas"),
     pytest.param(Mode(("replicas", "pod-identity", "ssh", "monitoring")), id="replicas-pod-identity-ssh-monitoring"),
     pytest.param(Mode(("replicas", "monitoring"), ("state.volume.enabled=false", "replicas=5")),
@@ -482,6 +486,11 @@ def test_the_secret_holds_every_key_the_pod_reads(mode: Mode) -> None:
     expected = {"ssh-privatekey", "known_hosts"} if ssh else {"git-credentials"}
     if "webhook.enabled=false" not in mode.sets:
         expected.add("webhook-secret")
+    if "audit.signingKeyFromSecret=true" in mode.sets:
+        expected.add("audit-signing-key")
+        key = next(e["value"] for e in ctr["env"] if e["name"] == "HYPERGOV_AUDIT_SIGNING_KEY")
+        mount = next(m["mountPath"] for m in ctr["volumeMounts"] if m["name"] == "git")
+        assert key == f"{mount}/audit-signing-key"
     assert read[name] == expected  # the keys the README and NOTES.txt name
     created = of_kind(objs, "Secret")
     if created:

@@ -72,6 +72,9 @@ reconciler that cannot work. Each message says what to set.
 {{- if and .Values.secret.create (eq .Values.git.protocol "ssh") (not (and .Values.secret.sshPrivateKey .Values.secret.knownHosts)) }}
 {{- fail "secret.create with git.protocol ssh needs secret.sshPrivateKey and secret.knownHosts" }}
 {{- end }}
+{{- if and .Values.secret.create .Values.audit.signingKeyFromSecret (not .Values.secret.auditSigningKey) }}
+{{- fail "secret.create with audit.signingKeyFromSecret needs secret.auditSigningKey (ssh-keygen -t ed25519 -N '' -f FILE; --set-file)" }}
+{{- end }}
 {{- if and .Values.secret.create .Values.webhook.enabled (not .Values.secret.webhookSecret) }}
 {{- fail "secret.create with webhook.enabled needs secret.webhookSecret (e.g. openssl rand -hex 32)" }}
 {{- end }}
@@ -179,6 +182,10 @@ spec:
               name: {{ include "hypergov.secretName" . }}
               key: webhook-secret
         {{- end }}
+        {{- if .Values.audit.signingKeyFromSecret }}
+        - name: HYPERGOV_AUDIT_SIGNING_KEY
+          value: /etc/hypergov/git/audit-signing-key
+        {{- end }}
         {{- if eq .Values.git.protocol "https" }}
         # git reads its credentials from the mounted store (git-credential-store), never argv.
         - name: GIT_CONFIG_COUNT
@@ -267,6 +274,10 @@ spec:
             path: ssh-privatekey
           - key: known_hosts
             path: known_hosts
+          {{- end }}
+          {{- if .Values.audit.signingKeyFromSecret }}
+          - key: audit-signing-key
+            path: audit-signing-key
           {{- end }}
     {{- if .Values.settings }}
     - name: settings
