@@ -19,11 +19,14 @@ heaviest first, so that no worker starts one when the other is finishing. (pytes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import settings
+
+from hypergov.redaction import REDACTOR
 
 settings.register_profile("hypergov", deadline=None)
 settings.load_profile("hypergov")
@@ -41,6 +44,16 @@ HEAVIEST_FIRST = (
     "test_observe_daemon", "test_destroy", "test_apply_faults", "test_merge_request_plan",
     "test_terraform_engine",
 )
+
+
+@pytest.fixture(autouse=True)
+def _redactor_forgets() -> Iterator[None]:
+    """The process's redactor (`hypergov.redaction`) learns every secret a test loads, for the life
+    of the process; each test starts from what it knew before, so that one test's secret never masks
+    another's output."""
+    known = REDACTOR.snapshot()
+    yield
+    REDACTOR.restore(known)
 
 
 def _imports_the_endpoint(module: ModuleType) -> bool:
