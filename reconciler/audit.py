@@ -26,6 +26,7 @@ from engines.outcomes import Refusal, temporary
 from engines.plan import ApplyResult, Plan, StackName
 from engines.settings import Settings
 from hypergov.problems import Problem
+from hypergov.redaction import redacted
 from reconciler.audit_chain import START
 from reconciler.audit_checkpoints import Statement
 from reconciler.audit_signing import SigningKey
@@ -252,7 +253,7 @@ class AuditLog:
     def write(self, payloads: Sequence[Mapping[str, Any]], *, subject: str,
               when: datetime | None = None) -> list[dict[str, Any]]:
         at = stamp(when or datetime.now(UTC))
-        return self.store.append([{**p, "writer": self.writer, "at": at} for p in payloads], subject=subject)
+        return self.store.append([{**redacted(p), "writer": self.writer, "at": at} for p in payloads], subject=subject)
 
     def last_own(self) -> dict[str, Any] | None:
         """This writer's last record. Reads back from the tip, no further than the checkpoint's

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hypergov.redaction import redact, register
+
 HostKind = Literal["github", "gitlab"]
 Verdict = Literal["planning", "no-changes", "changes", "failed"]
 
@@ -164,7 +166,8 @@ def _job_url(kind: HostKind, environ: Mapping[str, str]) -> str | None:
 
 
 def token_from(host: HostKind, environ: Mapping[str, str], token_file: Path | None) -> str:
-    """The token: from `token_file` when given (a mounted secret), else the host's variable."""
+    """The token: from `token_file` when given (a mounted secret), else the host's variable;
+    registered with the process's redactor (no output, file or post shows it)."""
     if token_file is not None:
         try:
             token = token_file.read_text().strip()
@@ -172,10 +175,12 @@ def token_from(host: HostKind, environ: Mapping[str, str], token_file: Path | No
             raise GitHostConfigError(f"--token-file {token_file}: cannot read it ({exc.strerror})") from None
         if not token:
             raise GitHostConfigError(f"--token-file {token_file} is empty")
+        register(token)
         return token
     token = environ.get(TOKEN_VARIABLES[host], "").strip()
     if not token:
         raise GitHostConfigError(f"--post to {host}: no token; set {TOKEN_VARIABLES[host]} or give --token-file")
+    register(token)
     return token
 
 
@@ -190,9 +195,10 @@ def one_line(text: str) -> str:
 
 def comment_body(markdown: str, *, host: HostKind, where: str | None = None) -> str:
     """The comment: the marker (hidden in rendered Markdown) and the plan, cut to the host's limit
-    with a line saying where the whole plan is."""
+    with a line saying where the whole plan is. Secrets are masked before the cut (a cut could
+    leave the start of one), here as in the status's description."""
     limit = GITHUB_BODY_MAX if host == "github" else GITLAB_BODY_MAX
-    body = f"{MARKER}\n{markdown}"
+    body = f"{MARKER}\n{redact(markdown)}"
     if len(body) <= limit:
         return body
     note = f"\n\n_The plan is longer than the {host} comment limit; cut here. The whole plan: {where or 'the CI job'}._"
@@ -219,7 +225,7 @@ def status_for(host: HostKind, verdict: Verdict, *, changed_stacks: int = 0, rea
         "planning": ("hypergov is planning this change", "pending" if host == "github" else "running"),
         "no-changes": ("No changes", "success"),
         "changes": (f"{changed_stacks} {plural} to change", "success"),
-        "failed": (f"Plan failed: {one_line(reason)}" if reason else "Plan failed",
+        "failed": (f"Plan failed: {one_line(redact(reason))}" if reason else "Plan failed",
                    "failure" if host == "github" else "failed"),
     }[verdict]
     limit = GITHUB_DESCRIPTION_MAX if host == "github" else GITLAB_DESCRIPTION_MAX

@@ -8,9 +8,10 @@ that tests put a local server behind it. Each request has a timeout; a temporary
 5xx, a rate limit's 403, a connection error or timeout) is tried again with the shared backoff
 (`engines.outcomes.Backoff`, honouring Retry-After) up to `attempts` times; a permanent one (401,
 403, 404, 422) is raised at once as a `GitHostError` whose failure says which, and for 401/403
-which permissions the token needs. The token is only ever a request header: every message this
-module makes passes through `reconciler.logs.redact` with it, so it is in no log line, error or
-exception text.
+which permissions the token needs. The token is only ever a request header: it is registered with
+the process's redactor (`hypergov.redaction`) and every message this module makes passes through
+it, so it is in no log line, error or exception text; what is sent (comment bodies, status
+descriptions) passes through it too, so no secret hypergov loaded is posted.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engines.outcomes import Backoff, Failure, HypergovError, permanent, temporary
+from hypergov.redaction import redact, redacted, register
 from reconciler.git_host import (
     STATUS_CONTEXT,
     Comment,
@@ -37,7 +39,6 @@ from reconciler.git_host import (
     gitlab_next_page,
     own_comment,
 )
-from reconciler.logs import redact
 
 HTTP_TIMEOUT_S = 15.0
 ATTEMPTS = 4
@@ -137,6 +138,9 @@ class _Api(ABC):
     sleep: Callable[[float], None] = time.sleep
     backoff: Callable[[], Backoff] = lambda: Backoff(base_s=1.0, cap_s=30.0)
 
+    def __post_init__(self) -> None:
+        register(self.token)
+
     @abstractmethod
     def _headers(self) -> dict[str, str]:
         """The host's authentication and content headers."""
@@ -173,7 +177,7 @@ class _Api(ABC):
         if not url.startswith(self.target.api_url + "/"):  # a Link header pointing elsewhere: no token there
             raise GitHostError(permanent(self._mask(f"{self.target.label}: {what}: the host pointed at "
                                                     f"{url}, outside {self.target.api_url}"), "git-host-redirect"))
-        body = None if payload is None else json.dumps(payload).encode()
+        body = None if payload is None else json.dumps(redacted(payload)).encode()
         headers = {**self._headers(), **({"Content-Type": "application/json"} if body is not None else {})}
         backoff = self.backoff()
         failure: Failure | None = None

@@ -5,62 +5,40 @@ branch, the commit and the stack it concerns.
 Two renderings of the same records: `text` (the line a person reads, as `hypergov reconcile` has
 always printed it; records without one are JSON-only detail) and `json` (one object per line:
 `ts`, `level`, `event`, `branch`, `commit`, `stack`, `message` and the event's own fields, for a
-log shipper). Both pass every string through `redact`: credentials in URLs
-(`https://user:token@host`) and the values of secret-looking environment variables (the AWS
-secret key, session tokens, passwords) never reach a log line, whatever an error message quoted.
+log shipper). Both pass every string through the process's redactor (`hypergov.redaction`) when
+the line is written, not when logging is configured: credentials in URLs (`https://user:token@host`),
+the values of secret-looking environment variables (the AWS secret key, session tokens, passwords)
+and every secret hypergov loaded (the webhook's shared secret, a Git host token, a notification
+URL, from a variable or a file, even one read after `configure`) never reach a log line, whatever
+an error message, a branch name or a setting quoted.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import IO, Any, Literal
 
+from hypergov.redaction import REDACTOR
+
 LOGGER = "hypergov.reconciler"
 LogFormat = Literal["text", "json"]
 BOUND = ("branch", "commit", "stack")  # the context every JSON line carries (null when not known)
-REDACTED = "***"
-# Names of environment variables whose values are secrets; values shorter than 8 characters are
-# left alone (redacting a word like "testing" everywhere would garble paths and messages).
-_SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|WEBHOOK", re.IGNORECASE)
-_MIN_SECRET = 8
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
 
 
-def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The values to redact: those of secret-looking variables, longest first (so a secret that
-    contains another is replaced whole)."""
-    found = {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET}
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` without URL credentials or any of `secrets`."""
-    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {str(k): _redacted(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(v, secrets) for v in value]
-    return value
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` without URL credentials, any secret the process knows, or any of `secrets`."""
+    return REDACTOR.redact(text, secrets)
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line; `fields` of the record (see `event`) become top-level keys."""
+    """One JSON object per line; `fields` of the record (see `event`) become top-level keys.
+    `secrets`: values masked besides the process's (`hypergov.redaction.REDACTOR`)."""
 
-    def __init__(self, secrets: tuple[str, ...]) -> None:
+    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.secrets = secrets
 
@@ -73,11 +51,12 @@ class JsonFormatter(logging.Formatter):
         line["message"] = record.getMessage()
         for key, value in getattr(record, "fields", {}).items():
             line.setdefault(key, value)  # an event's field never overwrites the envelope
-        return json.dumps(_redacted(line, self.secrets), default=str, sort_keys=False)
+        line = json.loads(json.dumps(line, default=str))  # JSON's own values (a Path, a datetime as str) first
+        return json.dumps(REDACTOR.redacted(line, self.secrets), sort_keys=False)
 
 
 class TextFormatter(logging.Formatter):
-    def __init__(self, secrets: tuple[str, ...]) -> None:
+    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.secrets = secrets
 
@@ -103,16 +82,19 @@ class _TextHandler(logging.StreamHandler):  # type: ignore[type-arg]
 def configure(fmt: LogFormat, *, environ: Mapping[str, str] | None = None, out: IO[str] | None = None,
               err: IO[str] | None = None) -> logging.Logger:
     """The reconciler's logger, writing `fmt` (JSON: every line on stderr). Replaces the handlers
-    a previous call installed (one process may run the command more than once, as tests do)."""
-    secrets = secret_values(os.environ if environ is None else environ)
+    a previous call installed (one process may run the command more than once, as tests do).
+    `environ`: an environment besides the process's own whose secret-looking values are masked
+    too (the process's is read by the redactor at each line)."""
+    if environ is not None:
+        REDACTOR.register_environ(environ)
     out, err = out or sys.stdout, err or sys.stderr
     handler: logging.Handler
     if fmt == "json":
         handler = logging.StreamHandler(err)
-        handler.setFormatter(JsonFormatter(secrets))
+        handler.setFormatter(JsonFormatter())
     else:
         handler = _TextHandler(out, err)
-        handler.setFormatter(TextFormatter(secrets))
+        handler.setFormatter(TextFormatter())
     logger = logging.getLogger(LOGGER)
     for old in list(logger.handlers):
         logger.removeHandler(old)

@@ -6,7 +6,9 @@ reconciler's backoff, up to `attempts`; a permanent one (another 4xx, access den
 notification that could not be sent is logged and counted, never raised: the daemon goes on. What
 was said is kept in `<state_dir>/notifications.json` (atomically), so a restart says nothing
 twice. A webhook URL is read when a message is sent (from its variable or file) and never appears
-in a log line, an error or a metric label: sinks are named by `NotificationSink.label`.
+in a log line, an error or a metric label: sinks are named by `NotificationSink.label`, and the URL
+is registered with the process's redactor when it is read, first when the notifier is made (whole,
+and its token-like path and query parts: Slack's token is in the path). What is sent is redacted too.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from engines.live.items import LiveScan
 from engines.outcomes import Backoff, Failure, classify, permanent, temporary
 from engines.settings import NotificationSettings, NotificationSink
+from hypergov.redaction import redacted, register_url
 from reconciler.drift_schedule import write_atomically
 from reconciler.notify import (
     Event,
@@ -63,15 +66,22 @@ class Delivery:
 
 
 def _url(sink: NotificationSink) -> str | Failure:
-    """The sink's URL, read now (a rotated Secret is picked up), or why it cannot be."""
+    """The sink's URL, read now (a rotated Secret is picked up) and registered as a secret, or why
+    it cannot be."""
     if sink.url_env is not None:
         value = os.environ.get(sink.url_env, "").strip()
-        return value or permanent(f"{sink.label()}: the environment variable is not set", "notify-config")
-    assert sink.url_file is not None
-    try:
-        return sink.url_file.read_text().strip() or permanent(f"{sink.label()}: the file is empty", "notify-config")
-    except OSError as exc:
-        return permanent(f"{sink.label()}: cannot read the file ({exc.strerror})", "notify-config")
+        if not value:
+            return permanent(f"{sink.label()}: the environment variable is not set", "notify-config")
+    else:
+        assert sink.url_file is not None
+        try:
+            value = sink.url_file.read_text().strip()
+        except OSError as exc:
+            return permanent(f"{sink.label()}: cannot read the file ({exc.strerror})", "notify-config")
+        if not value:
+            return permanent(f"{sink.label()}: the file is empty", "notify-config")
+    register_url(value)
+    return value
 
 
 def _http_status(label: str, status: int) -> Failure | None:
@@ -93,6 +103,13 @@ class Notifier:
     log: Callable[[Delivery], None] = lambda _: None
     backoff: Callable[[], Backoff] = Backoff
     deliveries: list[Delivery] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """The sinks' URLs read once now, so that the redactor masks them from the first line on
+        (they are read again at each send: a rotated Secret is picked up, and learned too)."""
+        for sink in self.settings.sinks:
+            if sink.kind != "sns":
+                _url(sink)
 
     @classmethod
     def for_state_dir(cls, settings: NotificationSettings, state_dir: Path, **kwargs: Any) -> Notifier:
@@ -152,13 +169,14 @@ class Notifier:
         try:
             if sink.kind == "sns":
                 assert self.sns_for is not None and sink.topic_arn is not None, "an SNS sink needs an SNS client"
-                self.sns_for(sink.topic_arn).publish(TopicArn=sink.topic_arn, **sns_message(event, held_back=held_back))
+                self.sns_for(sink.topic_arn).publish(TopicArn=sink.topic_arn,
+                                                     **redacted(sns_message(event, held_back=held_back)))
                 return None
             url = _url(sink)
             if isinstance(url, Failure):
                 return url
-            payload = slack_payload(event, held_back=held_back) if sink.kind == "slack" else \
-                json_payload(event, held_back=held_back)
+            payload = redacted(slack_payload(event, held_back=held_back) if sink.kind == "slack" else
+                               json_payload(event, held_back=held_back))
             return _http_status(sink.label(), self.post(url, json.dumps(payload).encode()))
         except OSError as exc:  # unreachable: never the URL in the message
             return temporary(f"{sink.label()}: {type(exc).__name__}", "notify-connection")

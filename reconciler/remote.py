@@ -13,7 +13,9 @@ audit branch goes away.
 
 Credentials only as git takes them (credential helpers, `GIT_SSH_COMMAND`, `GIT_ASKPASS`, or in the
 URL): the URL is written into the clone's config directly (never on a command line, where `ps`
-shows it) and masked (`https://***@host/...`) in every message, git's own included. Git never
+shows it) and masked (`https://***@host/...`) in every message, git's own included; its password
+(or a token given as the user name) is registered with the process's redactor, so that it is
+masked wherever else it turns up (git prints `user:token@host` without the scheme in some messages). Git never
 prompts (`GIT_TERMINAL_PROMPT=0`): a daemon waiting on a prompt would hang forever.
 
 The decisions (what `--repo` names, what to do with an existing clone, which refspecs, how a
@@ -34,6 +36,7 @@ import git
 
 from engines.outcomes import Failure, HypergovError, PermanentError, classify_git_output
 from hypergov.gitsource import RefNotFoundError
+from hypergov.redaction import register_credentials
 
 CLONE_DIR = "repo"  # under the state directory
 REMOTE = "origin"
@@ -163,6 +166,9 @@ class RemoteClone:
     audit_branch: str = AUDIT_BRANCH
     timeout_s: float = FETCH_TIMEOUT_S
 
+    def __post_init__(self) -> None:
+        register_credentials(self.url)
+
     @property
     def shown_url(self) -> str:
         return mask_url(self.url, self.url)
@@ -228,6 +234,7 @@ class RemoteClone:
         if not url:
             raise CloneMismatchError(f"{self.path} has no remote '{REMOTE}'; move it away, and the next pass "
                                      "clones again")
+        register_credentials(str(url))  # the credentials a previous run was given (rotated since, perhaps)
         return str(url)
 
     def _git(self, *args: str, remote: bool = False, tolerate: Callable[[str], bool] | None = None) -> str:

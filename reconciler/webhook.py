@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs
 
+from hypergov.redaction import redact, register
+
 MAX_BODY = 1024 * 1024  # GitHub caps payloads at 25 MB, but a push event is a few KB; a large body is abuse
 READ_TIMEOUT_S = 10.0
 SECRET_ENV = "HYPERGOV_WEBHOOK_SECRET"
@@ -35,7 +37,8 @@ class WebhookSecretError(ValueError):
 
 def load_secret(environ: Mapping[str, str], secret_file: Path | None) -> bytes:
     """The shared secret: the file's content (one trailing newline dropped) when given, else the
-    environment variable. Never a command-line value (`ps` shows those to every user)."""
+    environment variable. Never a command-line value (`ps` shows those to every user). Registered
+    with the process's redactor: no log line shows it, whatever quotes it (a branch name)."""
     if secret_file is not None:
         try:
             secret = secret_file.read_bytes().removesuffix(b"\n").removesuffix(b"\r")
@@ -48,6 +51,7 @@ def load_secret(environ: Mapping[str, str], secret_file: Path | None) -> bytes:
     if not secret.strip():
         raise WebhookSecretError(f"--webhook-port needs the shared secret: set {SECRET_ENV} or pass "
                                  f"--webhook-secret-file FILE ({where} is empty or unset)")
+    register(secret)
     return secret
 
 
@@ -102,7 +106,8 @@ def _push(is_push: bool, payload: bytes, branch: str, *, source: str) -> Verdict
     except (ValueError, AttributeError):
         return Verdict(400, f"{source} push: the body is not a JSON object")
     if ref != f"refs/heads/{branch}":
-        return Verdict(204, f"{source} push to {str(ref)[:200]!r}, not refs/heads/{branch}; nothing to do")
+        # Masked before it is cut: a cut could leave the start of a secret the ref holds.
+        return Verdict(204, f"{source} push to {redact(str(ref))[:200]!r}, not refs/heads/{branch}; nothing to do")
     return Verdict(202, f"{source} push to refs/heads/{branch}: fetching now", wake=True)
 
 

@@ -18,7 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from reconciler.logs import EventLog, configure, redact, secret_values
+from hypergov.redaction import secret_values
+from reconciler.logs import EventLog, configure, redact
 from tests.example_tree import CONFIG
 
 ACTOR = git.Actor("admin", "admin@example.com")
