@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.options import config_option
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings, valid_tree
 from engines.settings import Settings
 from hypergov.model.common import is_identity_center
@@ -70,14 +71,14 @@ def access_cmd(settings_file: Path | None, config_dir: Path | None, output_forma
     trail, where = _audit_trail(settings, audit_repo)
     report = build_report(tree, snapshot, trail, person=person, project=project, audit_where=where)
     if person is not None and not report.people:
-        click.echo(f"{person} holds no access through this tree (or is not in the identity store)", err=True)
+        echo(f"{person} holds no access through this tree (or is not in the identity store)", err=True)
     fmt = "json" if as_json else output_format
     if fmt == "json":
-        click.echo(json.dumps(report_json(report), indent=2))
+        echo(json.dumps(report_json(report), indent=2))
     elif fmt == "csv":
-        click.echo(render_csv(report), nl=False)
+        echo(render_csv(report), nl=False)
     else:
-        click.echo(render_markdown(report), nl=False)
+        echo(render_markdown(report), nl=False)
 
 
 def _identity_snapshot(settings: Settings, tree: GovernanceTree, *, project: str | None) -> IdentitySnapshot:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cli.output import echo
 from cli.plan import (
     _common,
     _plan_progress,
@@ -97,13 +98,13 @@ def _apply(settings: Settings, stack_names: Sequence[str], *, yes: bool, audit: 
     notes = [Plan(stack=n, engine=engine.name, changes=(), source_commit=source.commit, notes=(waiting[n],))
              for n in names if n in waiting]
     last = clusters.last
-    click.echo(render_text([*prepared.plans, *notes, *([last] if last else [])]), nl=False)
+    echo(render_text([*prepared.plans, *notes, *([last] if last else [])]), nl=False)
     if not prepared.ready:  # apply nothing of a run that could not be planned whole
         _report_failures(prepared.failures)
-        click.echo("nothing applied: every stack must plan before any is applied", err=True)
+        echo("nothing applied: every stack must plan before any is applied", err=True)
         sys.exit(1)
     if not prepared.pending and last is None:
-        click.echo("nothing to apply")
+        echo("nothing to apply")
         return
     count = len(prepared.pending)
     if not yes and not click.confirm(f"apply {count} stack(s){' and the decommissions' if last else ''}?"):
@@ -146,17 +147,17 @@ def _first_phase(clusters: ClusterRollout, audit: AuditLog | None, *, yes: bool)
 
     if clusters.failure is not None:
         _report_failures({CLUSTERS_STACK: clusters.failure})
-        click.echo("nothing applied: the clusters must be planned before their stacks", err=True)
+        echo("nothing applied: the clusters must be planned before their stacks", err=True)
         sys.exit(1)
     if clusters.held is not None:
-        click.echo(render_text([clusters.done[0].plan]), nl=False)
-        click.echo(f"ERROR {clusters.held.failure}", err=True)
-        click.echo("nothing applied: the clusters must be as the tree says before their stacks are applied", err=True)
+        echo(render_text([clusters.done[0].plan]), nl=False)
+        echo(f"ERROR {clusters.held.failure}", err=True)
+        echo("nothing applied: the clusters must be as the tree says before their stacks are applied", err=True)
         sys.exit(1)
     first = clusters.first
     if clusters.executor is None or first.is_empty:
         return clusters.tree
-    click.echo(render_text([first]), nl=False)
+    echo(render_text([first]), nl=False)
     if not yes and not click.confirm("apply the cluster changes (the stacks are planned once they are InService)?"):
         sys.exit(1)
     tree = clusters.first_phase(audit, on_apply=_say_applied)
@@ -171,4 +172,4 @@ def _reported(audit: AuditLog | None, done: ClustersApplied) -> bool:
 
 
 def _say_applied(result: ApplyResult) -> None:
-    click.echo(apply_line(result), err=not result.ok)
+    echo(apply_line(result), err=not result.ok)

@@ -29,6 +29,7 @@ from capacity.spec import ClusterCapacity, Job, SimulationSettings
 from capacity.synth import TraceShape
 from capacity.trace import TraceError, read_trace, write_trace
 from cli.options import config_option, require_tree_dir
+from cli.output import echo
 from hypergov.gitsource import NotInRepositoryError, RefNotFoundError, TreeLocation, locate_tree, read_tree_at
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import ValidationReport, validate_dir, validate_files
@@ -95,8 +96,8 @@ def _load_trace(path: Path, *, fmt: str, philly_type: str | None, philly_priorit
                 mapping[vc] = team
             imported = read_philly(path, instance_type=philly_type, priority=philly_priority, team_map=mapping)
             if imported.skipped:
-                click.echo("philly: skipped " + ", ".join(f"{n} ({why})" for why, n in imported.skipped.items()),
-                           err=True)
+                echo("philly: skipped " + ", ".join(f"{n} ({why})" for why, n in imported.skipped.items()),
+                     err=True)
             return imported.jobs
         return read_trace(path, fmt=None if fmt == "auto" else fmt)  # type: ignore[arg-type]
     except TraceError as exc:
@@ -153,9 +154,9 @@ def simulate_cmd(config_dir: Path, trace_path: Path, trace_format: str, philly_t
         from capacity.plots import write_plots  # matplotlib is slow to import; only when asked
         for cluster in report.clusters:
             for path in write_plots(cluster, plots_dir):
-                click.echo(f"wrote {path}", err=True)
+                echo(f"wrote {path}", err=True)
     if as_json:
-        click.echo(json.dumps(report_dict(report), indent=2))
+        echo(json.dumps(report_dict(report), indent=2))
     else:
         print_report(report, console_for_tables())
 
@@ -204,11 +205,11 @@ def diff_cmd(base_ref: str, head_ref: str, config_dir: Path, fail_on_regression:
         from capacity.plots import write_diff_plots
         for cluster in diff.clusters:
             for path in write_diff_plots(cluster.base, cluster.head, plots_dir, labels=(base_ref, head_ref)):
-                click.echo(f"wrote {path}", err=True)
+                echo(f"wrote {path}", err=True)
     if as_json:
-        click.echo(json.dumps(diff_dict(diff), indent=2))
+        echo(json.dumps(diff_dict(diff), indent=2))
     elif as_markdown:
-        click.echo(render_markdown(diff))
+        echo(render_markdown(diff))
     else:
         print_diff(diff, console_for_tables())
     if fail_on_regression and diff.regressions:
@@ -236,7 +237,7 @@ def generate_cmd(config_dir: Path, out: Path, jobs: int, days: float, load: floa
     except AdapterError as exc:
         _fail(str(exc), EXIT_INVALID)
     write_trace(out, trace)
-    click.echo(f"wrote {len(trace)} jobs to {out}", err=True)
+    echo(f"wrote {len(trace)} jobs to {out}", err=True)
 
 
 def _add_suggest() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from cli.options import config_option, tree_diff
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings, to_stderr
 from cli.usage import account_months, utc_now_seconds
 
@@ -80,9 +81,9 @@ def suggest_cmd(settings_file: Path | None, config_dir: Path | None, days: int, 
             (root / key).write_bytes(data)
         to_stderr(f"wrote {len(changed)} file(s) under {root}")
     if as_json:
-        click.echo(json.dumps(_as_json(proposals, notes, diff, impact, since, now), indent=2))
+        echo(json.dumps(_as_json(proposals, notes, diff, impact, since, now), indent=2))
     else:
-        click.echo(_markdown(proposals, notes, diff, impact, since, now))
+        echo(_markdown(proposals, notes, diff, impact, since, now))
     sys.exit(2 if proposals else 0)
 
 

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from cli.options import config_option, require_tree_dir
+from cli.output import echo
 from cli.plan import cli_errors
 from hypergov.codeowners import (
     DEFAULT_PATH,
@@ -119,7 +120,7 @@ def _valid(config_dir: Path) -> GovernanceTree:
 
 def _refused(exc: CodeownersRefused, as_json: bool) -> NoReturn:
     if as_json:
-        click.echo(json.dumps({"status": "refused", "refusals": [
+        echo(json.dumps({"status": "refused", "refusals": [
             {"kind": r.kind, "file": r.pos.file if r.pos else None, "line": r.pos.line if r.pos else None,
              "message": r.message, "fix": r.fix} for r in exc.refusals]}, indent=2))
         sys.exit(1)
@@ -172,16 +173,16 @@ def _report(wanted: Codeowners, target: _Target, status: str, diff: str, as_json
     if as_json:
         out: dict[str, Any] = {"status": status, "format": wanted.host, "path": target.rel, "lines": lines,
                                "diff": diff or None}
-        click.echo(json.dumps(out, indent=2))
+        echo(json.dumps(out, indent=2))
         return
     host = HOST_NAMES[wanted.host]
     if status == "stale":
-        click.echo(diff, nl=False)
+        echo(diff, nl=False)
         click.secho(f"stale: {target.rel} is not what change_control implies for {host}; {regenerate}",
                     fg="red", err=True)
     elif status == "missing":
-        click.echo(diff, nl=False)
+        echo(diff, nl=False)
         click.secho(f"missing: {target.rel}; {regenerate}", fg="red", err=True)
     else:
         verb = {"written": "wrote", "unchanged": "unchanged:", "current": "current:"}[status]
-        click.echo(f"{verb} {target.rel} ({lines} pattern line(s) for {host})")
+        echo(f"{verb} {target.rel} ({lines} pattern line(s) for {host})")

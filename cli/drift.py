@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cli.output import echo, write_report
 from cli.plan import (
     _common,
     _stacks,
@@ -78,39 +79,39 @@ def drift_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: 
                                f"{', '.join(sorted(tree.clusters))}")
     chosen = [*stack_names, *(naming.project_stack(p) for p in projects)]
     names = _stacks(tree, chosen)
-    click.echo(f"compared with {compared.described}{f' ({compared.commit[:12]})' if compared.commit else ''}",
-               err=True)
+    echo(f"compared with {compared.described}{f' ({compared.commit[:12]})' if compared.commit else ''}",
+         err=True)
     with _state_lock(settings):
         scan = live_scan(settings, tree, only=names if chosen else None, clusters=clusters)
-        click.echo(scan_summary(scan), err=True)
+        echo(scan_summary(scan), err=True)
         refreshed = cli_engine(settings, tree).refresh_many(names, progress=_refresh_progress) if deep else {}
     if as_json:
-        click.echo(json.dumps(drift_json(scan, refreshed, commit=compared.commit), indent=2, default=str))
+        echo(json.dumps(drift_json(scan, refreshed, commit=compared.commit), indent=2, default=str))
     else:
         lines, errors = drift_text(scan, refreshed)
         for line in lines:
-            click.echo(line)
+            echo(line)
         for line in errors:
-            click.echo(f"ERROR {line}", err=True)
+            echo(f"ERROR {line}", err=True)
     if markdown_file:
-        markdown_file.write_text(drift_markdown(scan, refreshed, commit=compared.commit,
-                                                compared_with=compared.described))
-        click.echo(f"wrote {markdown_file}", err=True)
+        write_report(markdown_file, drift_markdown(scan, refreshed, commit=compared.commit,
+                                                   compared_with=compared.described))
+        echo(f"wrote {markdown_file}", err=True)
     status = drift_exit(scan, refreshed)
     if (remediate or prune_unmanaged) and status == 2:
         status = _repair(settings, compared, scan, remediate=remediate, prune_unmanaged=prune_unmanaged, yes=yes)
         if status != 1:  # what is left is what a scan finds now, not what the repairs meant to do
             with _state_lock(settings):
                 after = live_scan(settings, tree, only=names if chosen else None, clusters=clusters)
-            click.echo(f"after the repairs: {len(after.items)} item(s) left"
-                       + "".join(f"\n  {i.kind} {i.address}: {i.fix}" for i in after.items), err=True)
+            echo(f"after the repairs: {len(after.items)} item(s) left"
+                 + "".join(f"\n  {i.kind} {i.address}: {i.fix}" for i in after.items), err=True)
             status = drift_exit(after, {})
     sys.exit(status)
 
 
 def _refresh_progress(stack: StackName, outcome: Drift | Failure) -> None:
     state = f"{outcome.kind} error" if isinstance(outcome, Failure) else ("DRIFTED" if outcome.drifted else "in sync")
-    click.echo(f"refreshed {stack}: {state}", err=True)
+    echo(f"refreshed {stack}: {state}", err=True)
 
 
 def _repair(settings: Settings, compared: ComparedTree, scan: LiveScan, *, remediate: bool, prune_unmanaged: bool,

@@ -15,9 +15,11 @@ from typing import Any
 import click
 
 from cli.options import config_option, require_tree_dir
+from cli.output import echo
 from hypergov import __version__
 from hypergov.identity_people import tree_identity_center_members
 from hypergov.problems import Severity, format_problem
+from hypergov.redaction import redact
 from hypergov.rules.catalog import RULES
 from hypergov.schema import write_schemas
 from hypergov.validate import validate_dir
@@ -27,20 +29,21 @@ EXIT_USAGE = 1  # not click's 2: 2 means "changes" to CI (terraform's -detailed-
 
 
 class HypergovGroup(click.Group):
-    """Click exits 2 on usage errors; hypergov exits 1, so that 2 only ever means changes."""
+    """Click exits 2 on usage errors; hypergov exits 1, so that 2 only ever means changes. Error
+    messages are redacted as every other output is (`cli.output`)."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
         try:
             rv = super().main(*args, **kwargs)
         except click.UsageError as exc:
-            exc.show()
+            click.UsageError(redact(exc.format_message()), exc.ctx).show()
             sys.exit(EXIT_USAGE)
         except click.ClickException as exc:
-            exc.show()
+            click.ClickException(redact(exc.format_message())).show()
             sys.exit(exc.exit_code if exc.exit_code != 2 else EXIT_PROBLEMS)
         except click.Abort:
-            click.echo("Aborted!", err=True)
+            echo("Aborted!", err=True)
             sys.exit(EXIT_PROBLEMS)
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -80,12 +83,12 @@ def validate(config_dir: Path, as_json: bool) -> None:
     # Offline: the identity store is not asked, so a member's existence is never claimed.
     identity_center = len(tree_identity_center_members(report.tree))
     if as_json:
-        click.echo(json.dumps({"valid": report.ok, "errors": errors, "warnings": warnings,
-                               "identity_center_members": {"named": identity_center, "checked": False},
-                               "problems": [p.as_dict() for p in report.problems]}, indent=2))
+        echo(json.dumps({"valid": report.ok, "errors": errors, "warnings": warnings,
+                         "identity_center_members": {"named": identity_center, "checked": False},
+                         "problems": [p.as_dict() for p in report.problems]}, indent=2))
     else:
         for p in report.problems:
-            click.echo(format_problem(p))
+            echo(format_problem(p))
         tree = report.tree
         summary = (f"{len(tree.project_files)} projects, {len(tree.cluster_files)} clusters, "
                    f"{len(tree.workloads)} workload classes")
@@ -104,10 +107,10 @@ def validate(config_dir: Path, as_json: bool) -> None:
 def list_rules(as_json: bool) -> None:
     """List every rule id hypergov reports, with what it checks."""
     if as_json:
-        click.echo(json.dumps([r.__dict__ for r in RULES], indent=2))
+        echo(json.dumps([r.__dict__ for r in RULES], indent=2))
         return
     for r in RULES:
-        click.echo(f"{r.id:<8} {r.family:<12} {r.title}")
+        echo(f"{r.id:<8} {r.family:<12} {r.title}")
 
 
 @main.command("schema")
@@ -116,7 +119,7 @@ def list_rules(as_json: bool) -> None:
 def schema_cmd(out: Path) -> None:
     """Write JSON Schemas of the config files (for editor completion and checks)."""
     for written in write_schemas(out):
-        click.echo(os.fspath(written))
+        echo(os.fspath(written))
 
 
 def _add_stacks_group() -> None:
@@ -185,7 +188,7 @@ def run() -> None:
     try:
         main(standalone_mode=True)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        echo("interrupted", err=True)
         sys.exit(130)
 
 

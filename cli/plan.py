@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from cli.options import config_option
+from cli.output import echo, write_report
 from cli.plan_post import PlanPoster, failure_reason, plan_poster, post_options
 from engines.outcomes import Failure, HypergovError, classify
 from engines.plan import Plan, StackName, failure_lines, split_outcomes
@@ -77,7 +78,7 @@ def _state_lock(settings: Settings) -> Iterator[None]:
         with exclusive(Path(settings.state_dir).resolve()):
             yield
     except ReconcilerBusyError as exc:
-        click.echo(str(exc), err=True)
+        echo(str(exc), err=True)
         sys.exit(EXIT_BUSY)
 
 
@@ -93,14 +94,14 @@ def _plan_state(settings: Settings, *, private: bool, quiet: bool) -> Iterator[S
     if not private:
         with _state_lock(settings):
             if not quiet:
-                click.echo(f"state: {shared} (locked while planning)", err=True)
+                echo(f"state: {shared} (locked while planning)", err=True)
             yield settings
         return
     with tempfile.TemporaryDirectory(prefix="hypergov-plan-") as tmp:
         copy_for_planning(shared, Path(tmp))
         if not quiet:
-            click.echo(f"state: a private copy of {shared} (read-only against live state; nothing written back)",
-                       err=True)
+            echo(f"state: a private copy of {shared} (read-only against live state; nothing written back)",
+                 err=True)
         # Without the state lock: a copy's local state has no other user, and a shared S3 state's
         # lock belongs to whoever applies (a plan writes no state).
         yield settings.model_copy(update={"state_dir": Path(tmp), "terraform": settings.terraform.model_copy(
@@ -111,7 +112,7 @@ def _plan_progress(quiet: bool) -> Callable[[StackName, Plan | Failure], None]:
     def progress(stack: StackName, outcome: Plan | Failure) -> None:
         if not quiet:
             text = summary_line(outcome) if isinstance(outcome, Plan) else f"{stack}: {outcome.kind} error"
-            click.echo(f"planned {text}", err=True)
+            echo(f"planned {text}", err=True)
     return progress
 
 
@@ -164,7 +165,7 @@ def plan_all(settings: Settings, stack_names: Sequence[str], *, quiet: bool = Fa
 
 def _report_failures(failures: dict[StackName, Failure]) -> None:
     for line in failure_lines(failures):
-        click.echo(f"ERROR {line}", err=True)
+        echo(f"ERROR {line}", err=True)
 
 
 _COMMON = [
@@ -250,16 +251,16 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
     if as_json:
         entries: list[dict[str, Any]] = [p.as_dict() for p in plans]
         entries += [{"stack": n, "error": f.as_dict()} for n, f in failures.items()]
-        click.echo(json.dumps(entries, indent=2, default=str))
+        echo(json.dumps(entries, indent=2, default=str))
     else:
-        click.echo(render_text(plans), nl=False)
+        echo(render_text(plans), nl=False)
         _report_failures(failures)
     if failures:  # the comment says which stacks could not be planned, as the command's ERROR lines do
         extra = [*extra, "### Stacks that could not be planned\n\n" + "\n".join(
             f"- {line}" for line in failure_lines(failures))]
     markdown = render_markdown(plans, leading_sections=leading, extra_sections=extra)
     if markdown_file:
-        markdown_file.write_text(markdown)
+        write_report(markdown_file, markdown)
     status = 1 if failures else EXIT_CHANGES if any(not p.is_empty for p in plans) else 0
     if poster is not None:
         poster.planned(plans, failures, markdown)
@@ -285,7 +286,7 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
                                   progress=_plan_progress(quiet))
     except InvalidMergeRequestError as exc:
         if markdown_file:
-            markdown_file.write_text(exc.comment)
+            write_report(markdown_file, exc.comment)
         if poster is not None:
             errors = sum(1 for p in exc.report.problems if p.severity.value == "error")
             poster.failed(f"the changed tree is invalid ({errors} problem(s))", comment=exc.comment)
@@ -327,8 +328,8 @@ def report_audit(audit: AuditLog | None, error: str | None, records: Sequence[di
     from reconciler.render import audit_lines
 
     for line, warning in audit_lines(audit, error, records, push):
-        click.echo(line, err=warning or err)
+        echo(line, err=warning or err)
 
 
 def to_stderr(line: str) -> None:
-    click.echo(line, err=True)
+    echo(line, err=True)

@@ -18,8 +18,10 @@ from typing import Any
 
 import click
 
+from cli.output import echo
 from engines.outcomes import Failure
 from engines.plan import Plan, StackName, failure_lines
+from hypergov.redaction import redact
 from reconciler.git_host import (
     GitHostConfigError,
     HostKind,
@@ -32,7 +34,6 @@ from reconciler.git_host import (
     verdict_of,
 )
 from reconciler.git_host_client import GitHostError, HostApi, host_api, post_plan
-from reconciler.logs import redact
 
 POST_OPTIONS = [
     click.option("--post", is_flag=True, help="With --base: post the plan to the merge request as one comment "
@@ -80,7 +81,7 @@ class PlanPoster:
         try:
             self.api.set_status(status_for(self.target.host, "planning"))
         except GitHostError as exc:
-            click.echo(f"warning: could not set the pending status on {self.target.label}: {exc}", err=True)
+            echo(f"warning: could not set the pending status on {self.target.label}: {exc}", err=True)
 
     def planned(self, plans: list[Plan], failures: Mapping[StackName, Failure], markdown: str) -> None:
         changed = sum(1 for p in plans if not p.is_empty)
@@ -99,9 +100,9 @@ class PlanPoster:
         except GitHostError as exc:
             self.error = exc.failure
             return
-        click.echo(f"posted to {self.target.label}: comment {done.comment_id} "
-                   f"{'created' if done.created else 'updated'}, status {done.status.state} "
-                   f"({done.status.description})", err=True)
+        echo(f"posted to {self.target.label}: comment {done.comment_id} "
+             f"{'created' if done.created else 'updated'}, status {done.status.state} "
+             f"({done.status.description})", err=True)
 
     def report(self, exit_status: int) -> int:
         """The exit status after posting: the plan's own, or 1 with a line saying why."""
@@ -110,8 +111,8 @@ class PlanPoster:
         meaning = {0: "no changes", 2: "changes planned"}.get(exit_status)
         outcome = (f"the plan itself succeeded (exit status {exit_status} without --post: {meaning})"
                    if meaning else "the plan's own result is above (exit status 1 without --post)")
-        click.echo(f"ERROR posting to {self.target.label} failed ({self.error.kind}): {self.error.message}. "
-                   f"Nothing else went wrong: {outcome}; its Markdown is at {self.markdown_file}.", err=True)
+        echo(f"ERROR posting to {self.target.label} failed ({self.error.kind}): {self.error.message}. "
+             f"Nothing else went wrong: {outcome}; its Markdown is at {self.markdown_file}.", err=True)
         return 1
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from cli.options import config_option, require_tree_dir
+from cli.output import echo
 from hypergov.validate import InvalidTreeError, validate_dir
 from stacks.files import STACK_CONFIG_DIR, StackFileError, generate_stacks
 from stacks.spec import UnknownStackError, plan_stacks
@@ -46,8 +47,8 @@ def generate(config_dir: Path, out: Path, check: bool) -> None:
         raise click.ClickException(str(exc)) from None
     verb = "would write" if check else "wrote"
     for name in report.written:
-        click.echo(f"{verb}    {name}")
-    click.echo(f"{len(report.unchanged)} stack file(s) unchanged", err=True)
+        echo(f"{verb}    {name}")
+    echo(f"{len(report.unchanged)} stack file(s) unchanged", err=True)
     for name in report.orphaned:
         click.secho(f"orphaned {name}: no source in the tree any more; destroy it with "
                     f"'pulumi destroy --stack {name}', then delete {out}/Pulumi.{name}.yaml", fg="yellow")
@@ -61,7 +62,7 @@ def list_stacks(config_dir: Path) -> None:
     """Stacks in the order they must be applied, with what each depends on."""
     for spec in plan_stacks(_load(config_dir)):
         deps = ", ".join(spec.depends_on) or "-"
-        click.echo(f"{spec.name:<32} {spec.kind:<8} after: {deps}")
+        echo(f"{spec.name:<32} {spec.kind:<8} after: {deps}")
 
 
 @stacks.command("graph")
@@ -73,6 +74,6 @@ def graph(stack: str, config_dir: Path) -> None:
 
     tree = _load(config_dir)
     try:
-        click.echo(capture_graph(tree, stack).to_json(), nl=False)
+        echo(capture_graph(tree, stack).to_json(), nl=False)
     except (UnknownStackError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings
 
 STATUS_EXIT = "Exit status: 0 status shown, 1 any error (an unreadable record or usage included)."
@@ -40,10 +41,10 @@ def status_cmd(settings_file: Path | None, repo_path: Path | None, branches: tup
                            audit_branch=settings.audit_branch, records=reconciler_records(settings),
                            shared=bool(settings.state_backend))
     if as_json:
-        click.echo(json.dumps(status.as_dict(), indent=2))
+        echo(json.dumps(status.as_dict(), indent=2))
     else:
         for line in status_lines(status):
-            click.echo(line)
+            echo(line)
 
 
 def _governance_repo(config_dir: Path, configured: Path | None) -> Path | None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from cli.options import check_months, config_option, require_tree_dir
+from cli.output import echo
 from cli.plan import EXIT_BUSY, cli_errors, load_cli_settings, to_stderr, valid_tree
 from engines.settings import Settings
 
@@ -76,24 +77,24 @@ def collect_cmd(settings_file: Path | None, config_dir: Path | None, clusters: t
         summaries = collect_clusters(apis, Path(settings.state_dir).resolve(),
                                      CollectOptions(once=once, watch_seconds=watch_seconds), stop, progress=to_stderr)
     except CollectorBusyError as exc:
-        click.echo(str(exc), err=True)
+        echo(str(exc), err=True)
         sys.exit(EXIT_BUSY)
     except KeyboardInterrupt:
-        click.echo("interrupted: the checkpoints hold what was applied", err=True)
+        echo("interrupted: the checkpoints hold what was applied", err=True)
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
     if as_json:
-        click.echo(json.dumps({"clusters": [s.as_dict() for s in summaries]}, indent=2))
+        echo(json.dumps({"clusters": [s.as_dict() for s in summaries]}, indent=2))
     for summary in summaries:
         if summary.failure is not None:
-            click.echo(f"ERROR cluster {summary.cluster}: {summary.failure.kind} error: {summary.failure.message}",
-                       err=True)
+            echo(f"ERROR cluster {summary.cluster}: {summary.failure.kind} error: {summary.failure.message}",
+                 err=True)
         elif not as_json:
-            click.echo(f"{summary.cluster}: {summary.workloads_kept} workload(s) on the cluster, "
-                       f"{summary.workloads_deleted} deleted one(s) retired, "
-                       f"{summary.events_applied} event(s) applied, "
-                       f"resourceVersion {summary.resource_version}, {len(summary.coverage)} covered range(s)")
+            echo(f"{summary.cluster}: {summary.workloads_kept} workload(s) on the cluster, "
+                 f"{summary.workloads_deleted} deleted one(s) retired, "
+                 f"{summary.events_applied} event(s) applied, "
+                 f"resourceVersion {summary.resource_version}, {len(summary.coverage)} covered range(s)")
     sys.exit(1 if any(s.failure for s in summaries) else 0)
 
 
@@ -151,8 +152,8 @@ def account_cmd(settings_file: Path | None, config_dir: Path | None, clusters: t
     settings = load_cli_settings(settings_file, config_dir)
     done = account_months(settings, clusters, months, refinalise=refinalise)
     for result in done:
-        click.echo(f"{result.cluster}: accounted {', '.join(result.accounted) or 'nothing'}"
-                   + (f"; final, kept: {', '.join(result.kept_final)}" if result.kept_final else ""))
+        echo(f"{result.cluster}: accounted {', '.join(result.accounted) or 'nothing'}"
+             + (f"; final, kept: {', '.join(result.kept_final)}" if result.kept_final else ""))
 
 
 @usage.command("report", epilog=REPORT_EXIT)
@@ -192,11 +193,11 @@ def report_cmd(settings_file: Path | None, config_dir: Path | None, months: tupl
     period = Warehouse(warehouse_dir(Path(settings.state_dir))).period(start, min(end, now), teams=teams,
                                                                          clusters=clusters)
     charges = month_charges(settings, period)
-    click.echo(render_period(period, "json" if as_json else output, title=f"GPU usage, {month}", charges=charges),
-               nl=False)
+    echo(render_period(period, "json" if as_json else output, title=f"GPU usage, {month}", charges=charges),
+         nl=False)
     if charts_dir is not None:
         for path in write_charts(period, charts_dir):
-            click.echo(f"chart: {path}", err=True)
+            echo(f"chart: {path}", err=True)
 
 
 def month_charges(settings: Settings, period: UsagePeriod) -> Chargeback | None:

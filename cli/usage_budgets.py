@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.options import check_months, config_option
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings, to_stderr, valid_tree
 from engines.settings import Settings
 
@@ -125,7 +126,7 @@ def _show(decision: AlertsDue, published: Published | None, *, dry_run: bool, as
     failed = published.failed if published is not None else ()
     if as_json:
         sent = {s.alert.key: s.message_id for s in published.sent} if published is not None else {}
-        click.echo(json.dumps({
+        echo(json.dumps({
             "month": decision.month, "dry_run": dry_run,
             "due": [_alert_dict(a, sent.get(a.key), sent=a.key in sent) for a in decision.alerts],
             "failed": [{**_alert_dict(f.alert, None, sent=False), "error": f.failure.as_dict()} for f in failed],
@@ -137,15 +138,15 @@ def _show(decision: AlertsDue, published: Published | None, *, dry_run: bool, as
         done = {s.alert.key for s in published.sent} if published is not None else set()
         for alert in decision.alerts:
             if dry_run or alert.key in done:
-                click.echo(f"{'due' if dry_run else 'sent'}: {_line(alert)}")
+                echo(f"{'due' if dry_run else 'sent'}: {_line(alert)}")
         if not decision.alerts:
-            click.echo(f"{decision.month}: no budget alert due ({len(decision.already_sent)} threshold(s) reached "
-                       "were sent before)")
+            echo(f"{decision.month}: no budget alert due ({len(decision.already_sent)} threshold(s) reached "
+                 "were sent before)")
         for cost in decision.unbudgeted:
-            click.echo(f"note: team {cost.team} is charged {cost.cost} in account {cost.account}, where its project "
-                       "has no budget", err=True)
+            echo(f"note: team {cost.team} is charged {cost.cost} in account {cost.account}, where its project "
+                 "has no budget", err=True)
     for failure in failed:
-        click.echo(f"ERROR {_line(failure.alert)}: {failure.failure.kind} error: {failure.failure.message}", err=True)
+        echo(f"ERROR {_line(failure.alert)}: {failure.failure.kind} error: {failure.failure.message}", err=True)
 
 
 def _line(alert: BudgetAlert) -> str:

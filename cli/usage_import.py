@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.options import config_option
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings, valid_tree
 
 if TYPE_CHECKING:
@@ -77,11 +78,11 @@ def import_cmd(source: str, mappings: tuple[str, ...], settings_file: Path | Non
 
                 written = {i.cluster: write_import(stores[i.cluster], i) for i in imports}
     except CollectorBusyError as exc:
-        click.echo(f"{exc} (stop it while importing)", err=True)
+        echo(f"{exc} (stop it while importing)", err=True)
         sys.exit(1)
     hints = _final_months(state_dir, imports) if written else []
     if as_json:
-        click.echo(json.dumps(_json(imports, written, entries, raw, dry_run, hints), indent=2))
+        echo(json.dumps(_json(imports, written, entries, raw, dry_run, hints), indent=2))
     else:
         _echo(imports, written, entries, raw, dry_run, hints)
     sys.exit(1 if any(e.error for e in entries) else 0)
@@ -175,16 +176,16 @@ def _json(imports: list[ImportedCluster], written: dict[str, Written], entries: 
 def _echo(imports: list[ImportedCluster], written: dict[str, Written], entries: list[Entry], raw: RawData,
           dry_run: bool, hints: list[str]) -> None:
     for entry in entries:
-        click.echo(f"{'ERROR' if entry.error else 'NOT IMPORTED'} {entry.at}: {entry.reason}")
+        echo(f"{'ERROR' if entry.error else 'NOT IMPORTED'} {entry.at}: {entry.reason}")
     for table, count in sorted(raw.not_read.items()):
         if count:
-            click.echo(f"not read: raw/{table}/ ({count} object(s)), as hypergov derives it (SEMANTICS.md I1)")
+            echo(f"not read: raw/{table}/ ({count} object(s)), as hypergov derives it (SEMANTICS.md I1)")
     for i in imports:
         done = written.get(i.cluster)
         state = ("dry run, nothing written" if dry_run else "nothing written: fix the errors above"
                  if done is None else f"{done.lines} line(s) added" if done.anything else "nothing new")
-        click.echo(f"{i.cluster} (operator cluster {i.operator_cluster}): {len(i.workloads)} workload(s), "
-                   f"{i.attempts} attempt(s), {len(i.coverage)} covered range(s); {state}")
+        echo(f"{i.cluster} (operator cluster {i.operator_cluster}): {len(i.workloads)} workload(s), "
+             f"{i.attempts} attempt(s), {len(i.coverage)} covered range(s); {state}")
     for hint in hints:
-        click.echo(f"final in the warehouse: {hint}; account it again: hypergov usage account --cluster "
-                   f"{hint.split()[0]} --month {hint.split()[1]} --refinalise")
+        echo(f"final in the warehouse: {hint}; account it again: hypergov usage account --cluster "
+             f"{hint.split()[0]} --month {hint.split()[1]} --refinalise")

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from cli.options import config_option, tree_diff
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings, to_stderr
 
 PRICES_EXIT = ("Exit status: 0 org.yaml's on-demand prices match the Price List; 2 changes proposed (written with "
@@ -91,9 +92,9 @@ def prices_cmd(settings_file: Path | None, config_dir: Path | None, write: bool,
             (root / key).write_text(text, encoding="utf-8")
             to_stderr(f"wrote {root / key}")
     if as_json:
-        click.echo(json.dumps({"currency": currency, "types": [_row_dict(r) for r in rows], "diff": diff}, indent=2))
+        echo(json.dumps({"currency": currency, "types": [_row_dict(r) for r in rows], "diff": diff}, indent=2))
     else:
-        click.echo(_markdown(rows, currency, diff))
+        echo(_markdown(rows, currency, diff))
     sys.exit(2 if proposed else 0)
 
 

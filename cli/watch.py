@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from engines.outcomes import Failure, classify
 from engines.settings import Settings
 from hypergov.problems import format_problem
+from hypergov.redaction import redact
 from reconciler.logs import EventLog
 from reconciler.metrics import ReconcilerMetrics, apply_result, drift_counts
 from reconciler.render import apply_line
@@ -308,7 +309,7 @@ class Daemon:
         self.metrics.observe_scan(after or scan)
         self._notify(lambda notifier: notifier.after_scan(after or scan, branch=self.branch, commit=commit))
         if options.report is not None:
-            write_atomically(options.report, _report_markdown(compared, scan, after, repaired))
+            write_atomically(options.report, redact(_report_markdown(compared, scan, after, repaired)))
             log.event("drift.report", f"{self.branch}: wrote {options.report}", path=str(options.report))
 
     def _scan_applied(self, log: EventLog) -> tuple[ComparedTree, LiveScan]:
