@@ -7,7 +7,7 @@ It knows the secret-looking environment variables (read live: the AWS secret key
 loads a secret registers when it loads it: the webhook's shared secret (file or variable), a Git
 host token (file or variable), a notification sink's URL (variable or file: the whole URL and the
 token-like parts of its path and query, since Slack's carries its token in the path), the
-credentials of a Git remote's URL.
+credentials of a Git remote's URL, the audit signing key's file.
 `redact` replaces every occurrence of any of them, and the credentials of any `scheme://user@`
 URL, with `***`; `redacted` does the same through a nested JSON-like value (keys included).
 
@@ -156,6 +156,13 @@ class Redactor:
         if url:
             self._learn({form for part in url_credentials(url) for form in _forms(part)})
 
+    def register_key(self, content: str | bytes) -> None:
+        """A private key file as read (PEM or OpenSSH): the whole text, its body on one line, and each
+        line of the body (the `-----BEGIN ...-----` armor is no secret and stays readable)."""
+        text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+        body = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("-----")]
+        self._learn({form for part in {text, "".join(body), *body} for form in _forms(part)})
+
     def register_environ(self, environ: Mapping[str, str]) -> None:
         """The secret-looking variables of an environment other than the process's own."""
         self._learn({form for value in secret_values(environ) for part in url_secrets(value) for form in _forms(part)})
@@ -229,6 +236,10 @@ def register_url(url: str | None) -> None:
 
 def register_credentials(url: str | None) -> None:
     REDACTOR.register_credentials(url)
+
+
+def register_key(content: str | bytes) -> None:
+    REDACTOR.register_key(content)
 
 
 def redact(text: str, extra: Iterable[str] = ()) -> str:

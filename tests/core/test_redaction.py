@@ -136,3 +136,14 @@ def test_registering_from_threads_while_others_redact() -> None:
 
 def test_a_callers_own_value_is_masked_whatever_its_length() -> None:
     assert Redactor(environ={}).redact("token abc in a message", ("abc",)) == f"token {REDACTED} in a message"
+
+
+def test_a_private_key_file_is_masked_whole_and_line_by_line_but_not_its_armor() -> None:
+    body = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+            "QyNTUxOQAAACD0bGl0ZXJhbGx5LW5vdC1hLXJlYWwta2V5LWp1c3QtZm9yLXRlc3Rz"]
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END OPENSSH PRIVATE KEY-----\n"
+    redactor = Redactor(environ={})
+    redactor.register_key(key.encode())
+    assert redactor.redact(f"cannot use {key}") == f"cannot use {REDACTED}"
+    assert redactor.redact(f"line {body[1]} / joined {''.join(body)}") == f"line {REDACTED} / joined {REDACTED}"
+    assert redactor.redact("-----BEGIN OPENSSH PRIVATE KEY-----") == "-----BEGIN OPENSSH PRIVATE KEY-----"
