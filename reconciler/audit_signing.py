@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from engines.outcomes import PermanentError
+from hypergov.redaction import register_key
 
 MAGIC = b"SSHSIG"
 VERSION = 1
@@ -101,6 +102,7 @@ class SigningKey:
             raw = path.read_bytes()
         except OSError as exc:
             raise SigningKeyError(f"audit_signing_key {path}: cannot read it ({exc.strerror})") from exc
+        register_key(raw)  # masked wherever it could be quoted (hypergov.redaction)
         try:
             key = serialization.load_ssh_private_key(raw, password=None)
         except (ValueError, TypeError) as exc:
