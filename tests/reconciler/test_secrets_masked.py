@@ -314,3 +314,19 @@ def test_audit_records_are_masked_before_they_are_chained(tmp_path: Path) -> Non
                             text=True, check=True).stdout
     assert token not in stored and "fetch with *** failed" in stored
     assert verify_branch(log.store).broken is None
+
+
+def test_the_audit_signing_key_read_from_its_file_is_masked(tmp_path: Path) -> None:
+    """The key hypergov reads to sign audit commits: its text never reaches a log line."""
+    from reconciler.audit_signing import SigningKey
+
+    SigningKey.of_writer(tmp_path / "signing_key")  # made and written, then read as a restart reads it
+    SigningKey.load(tmp_path / "signing_key")
+    text = (tmp_path / "signing_key").read_text()
+    body = [line for line in text.splitlines() if not line.startswith("-----")]
+    err = io.StringIO()
+    log = EventLog(configure("json", environ={}, err=err), branch="main")
+    log.event("audit.failed", f"cannot sign with {text}", line=f"-----BEGIN OPENSSH PRIVATE KEY-----{body[-1]}")
+    assert not any(line in err.getvalue() for line in body)
+    (line,) = _events(err.getvalue())
+    assert line["message"] == "cannot sign with ***" and line["line"] == "-----BEGIN OPENSSH PRIVATE KEY-----***"
