@@ -102,6 +102,26 @@ class ChainVerdict:
 
 
 def verify_chain(files: Sequence[tuple[str, bytes]]) -> ChainVerdict:
+    """Recompute the chain over the records (path, bytes), in path order: each record parsed and
+    serialized once, its hash taken over the bytes stored (they are its canonical form plus the
+    newline, checked); at the first anomaly the careful walk (`explain_chain`) says what and why."""
+    last = START
+    hashes: dict[int, str] = {}
+    for path, data in sorted(files):
+        try:
+            record = json.loads(data)
+        except ValueError:
+            return explain_chain(files)
+        if (not isinstance(record, dict) or record.get("type") not in RECORD_TYPES or record.get("seq") != last.seq + 1
+                or type(record["seq"]) is not int or record.get("prev") != last.sha256 or data != file_bytes(record)
+                or record_path(record) != path):
+            return explain_chain(files)
+        last = Link(record["seq"], hashlib.sha256(data[:-1]).hexdigest())
+        hashes[last.seq] = last.sha256
+    return ChainVerdict(len(hashes), last, None, hashes)
+
+
+def explain_chain(files: Sequence[tuple[str, bytes]]) -> ChainVerdict:
     """Recompute the chain over the records (path, bytes), in path order. Stops at the first bad
     record and says why: not canonical, named unlike its content, a sequence number missing
     (deleted) or repeated (inserted, reordered), or a `prev` that is not the hash of the record

@@ -17,6 +17,7 @@ from reconciler.audit_chain import (
     canonical,
     chained,
     check_checkpoint,
+    explain_chain,
     file_bytes,
     record_path,
     verify_chain,
@@ -106,6 +107,16 @@ def test_each_kind_of_tampering_names_the_first_bad_record(tamper, path: str, wh
     assert verdict.broken is not None
     assert verdict.broken.path == path, verdict.broken
     assert why in verdict.broken.why, verdict.broken
+
+
+@pytest.mark.parametrize("tamper", [lambda f: f, _edit, lambda f: [f[0], *f[2:]], _insert, _reorder, _renumber,
+                                    lambda f: [(f[0][0], b"{not json"), *f[1:]], lambda f: f[:0]],
+                         ids=["intact", "edited", "deleted", "inserted", "reordered", "renumbered", "garbage", "empty"])
+def test_the_one_pass_check_and_the_careful_walk_agree(tamper) -> None:  # type: ignore[no-untyped-def]
+    """`verify_chain` parses each record once and hands any anomaly to `explain_chain`; the two
+    give one verdict on every intact and tampered chain."""
+    files = tamper(_files(chained(PAYLOADS, START)))
+    assert verify_chain(files) == explain_chain(files)
 
 
 def test_a_forged_first_record_must_start_from_the_genesis_value() -> None:
