@@ -27,7 +27,8 @@ ACTOR = git.Actor("admin", "admin@example.com")
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 
-def _repo(root: Path, *, cost_centre: str | None = None) -> git.Repo:
+def committed_tree(root: Path, *, cost_centre: str | None = None) -> git.Repo:
+    """The example tree committed on main in `root` (`cost_centre`: project speech's, quoted back by COST002)."""
     shutil.copytree(CONFIG, root / "config")
     if cost_centre is not None:  # the value is quoted back by COST002's message
         speech = root / "config" / "projects" / "speech.yaml"
@@ -49,7 +50,7 @@ def _lines(text: str) -> list[dict[str, Any]]:
 
 
 def test_json_lines_of_a_refused_pass_carry_the_envelope(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "gov", cost_centre="CC-12")
+    repo = committed_tree(tmp_path / "gov", cost_centre="CC-12")
     head = repo.head.commit.hexsha
     result = CliRunner().invoke(main, ["reconcile", "--log-format", "json"], env=_env(tmp_path))
     assert result.exit_code == 1, result.output
@@ -70,7 +71,7 @@ def test_json_lines_of_a_refused_pass_carry_the_envelope(tmp_path: Path) -> None
 
 
 def test_text_lines_stay_what_people_read(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "gov")
+    repo = committed_tree(tmp_path / "gov")
     head = repo.head.commit.hexsha
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "reconciler.json").write_text(json.dumps({"branches": {"main": {"applied_commit": head}}}))
@@ -82,7 +83,7 @@ def test_text_lines_stay_what_people_read(tmp_path: Path) -> None:
 
 def test_the_aws_secret_key_from_the_environment_never_appears(tmp_path: Path) -> None:
     """COST002 quotes the cost centre it refuses; a secret pasted there is redacted in both formats."""
-    _repo(tmp_path / "gov", cost_centre=SECRET.replace("/", ""))
+    committed_tree(tmp_path / "gov", cost_centre=SECRET.replace("/", ""))
     secret = SECRET.replace("/", "")
     for fmt in ("json", "text"):
         result = CliRunner().invoke(main, ["reconcile", "--log-format", fmt],

@@ -23,7 +23,6 @@ import io
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -44,26 +43,14 @@ from engines.settings import NotificationSettings, NotificationSink
 from reconciler.logs import EventLog, configure
 from reconciler.merge_request_plan import MergeRequestPlan
 from reconciler.notify_send import Notifier
-from tests.example_tree import CONFIG
 from tests.reconciler import git_host_fake
 from tests.reconciler.git_host_fake import FakeHost
+from tests.reconciler.test_logs import committed_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTOR = git.Actor("admin", "admin@example.com")
 SECRET = "whsec-7Hq2ZpLmX4vR8tKc"  # a usable branch name, so that a push can name it
 FORMATS = ("text", "json")
-
-
-def _gov(root: Path, *, cost_centre: str) -> git.Repo:
-    """The example tree with a cost centre COST002 refuses (and quotes), committed on main."""
-    shutil.copytree(CONFIG, root / "config")
-    speech = root / "config" / "projects" / "speech.yaml"
-    speech.write_text("\n".join(f"cost_centre: {cost_centre}" if line.startswith("cost_centre:") else line
-                                for line in speech.read_text().splitlines()) + "\n")
-    repo = git.Repo.init(root, initial_branch="main")
-    repo.index.add([str(p.relative_to(root)) for p in (root / "config").rglob("*") if p.is_file()])
-    repo.index.commit("tree", author=ACTOR, committer=ACTOR)
-    return repo
 
 
 class Reconciler:
@@ -137,7 +124,7 @@ def _events(output: str) -> list[dict[str, Any]]:
 def test_a_branch_named_like_the_webhook_secret_from_a_file_is_masked(
         tmp_path: Path, fmt: str, reconcilers: list[Reconciler]) -> None:
     """Issue 33's report: the secret read from --webhook-secret-file, pushed as a branch name."""
-    _gov(tmp_path / "gov", cost_centre="not a cost centre")
+    committed_tree(tmp_path / "gov", cost_centre="not a cost centre")
     reconciler = Reconciler(tmp_path, fmt)
     reconcilers.append(reconciler)
     assert _push(reconciler.port(), f"refs/heads/{SECRET}") == 204  # signed with it: accepted, not followed
@@ -179,7 +166,7 @@ def test_the_webhook_secret_from_a_file_as_a_setting_and_a_tree_value_never_appe
     """The same secret as the audit branch's name (`audit_branch` in hypergov.yaml) and as the
     tree's cost centre: the refused pass's `rejected` record is pushed to a remote that declines
     it, and the push failure names the branch; COST002 quotes the cost centre."""
-    gov = _gov(tmp_path / "gov", cost_centre=SECRET)
+    gov = committed_tree(tmp_path / "gov", cost_centre=SECRET)
     remote = tmp_path / "remote.git"
     git.Repo.init(remote, bare=True, initial_branch="main")
     hook = remote / "hooks" / "pre-receive"
@@ -224,7 +211,7 @@ def test_a_git_host_token_from_a_file_is_in_no_output_file_or_post(
         tmp_path: Path, github: FakeHost, monkeypatch: pytest.MonkeyPatch) -> None:
     token = "ghp_FROM0A0FILE0TOKEN0NEVER0SHOWN0000"
     (tmp_path / "token").write_text(token + "\n")
-    _gov(tmp_path / "gov", cost_centre="CC-12")
+    committed_tree(tmp_path / "gov", cost_centre="CC-12")
     monkeypatch.setattr(use_case, "plan_merge_request", lambda *_, **__: _planned(token))
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {"number": 7, "head": {"sha": "9" * 40}}}))
@@ -304,7 +291,7 @@ def test_audit_records_are_masked_before_they_are_chained(tmp_path: Path) -> Non
     token = "glpat-FROM0A0FILE0NEVER0RECORDED"
     (tmp_path / "token").write_text(token)
     assert token_from("gitlab", {}, tmp_path / "token") == token
-    repo = _gov(tmp_path / "gov", cost_centre="CC-1234")
+    repo = committed_tree(tmp_path / "gov", cost_centre="CC-1234")
     log = AuditLog.open(tmp_path / "gov", state_dir=tmp_path / "state", branch="hypergov/audit")
     written = log.write([refused_payload(branch=f"feature/{token}", head=repo.head.commit.hexsha,
                                          source_author="dev <dev@example.com>", reason=f"fetch with {token} failed",
