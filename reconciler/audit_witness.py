@@ -1,7 +1,8 @@
 """Where audit checkpoints are published, outside the repository: a versioned S3 bucket (the
 state bucket by default, Object Lock in compliance mode where the bucket has it) or a directory.
 
-A record checkpoint is created once (`If-None-Match: *`); the alive checkpoint is replaced. The
+A record checkpoint is created once (`If-None-Match: *`; a later pass that pushed nothing new
+finds it there, and the first stays); the alive checkpoint is replaced. The
 history matters more than the latest state: an S3 witness lists every version and delete marker
 (`ListObjectVersions`), so a checkpoint deleted or overwritten by someone who can write the
 bucket is still seen, and its first version read; with Object Lock that first version cannot be
@@ -64,9 +65,7 @@ class DirectoryWitness:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
-            if path.read_bytes() != body:
-                raise WitnessError(f"{path} exists with other content: a checkpoint is never rewritten") from None
-            return
+            return  # this record is vouched for already (the name holds its hash): the first stays
         with os.fdopen(fd, "wb") as out:
             out.write(body)
 
@@ -122,8 +121,8 @@ class S3Witness:
             self.s3.put_object(Bucket=self.bucket, Key=self.key(name), Body=body, ContentType="application/json",
                                **extra)
         except ClientError as exc:
-            if _code(exc) in ("PreconditionFailed", "412") and self.read(name, first=False) == body:
-                return  # published before (a retry after a lost answer)
+            if _code(exc) in ("PreconditionFailed", "412"):
+                return  # this record is vouched for already (the name holds its hash): the first stays
             raise WitnessError(f"{self.where}/{name}: the checkpoint could not be published: {_said(exc)}") from exc
 
     def listing(self, under: str) -> list[Listed]:

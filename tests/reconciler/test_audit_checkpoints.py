@@ -67,11 +67,11 @@ def test_a_directory_witness_round_trip(tmp_path: Path) -> None:
     witness = DirectoryWitness(tmp_path)
     statement = _statement()
     assert publish([witness], statement, KEY) == []
-    assert publish([witness], statement, KEY) == []  # published again (a retry): the same bytes are fine
     listed = witness.listing(branch_dir(BRANCH))
     assert [item.record for item in listed] == [("w1", 3, "c" * 64)]
     read: Opened = opener(witness)(listed[0].name)
     assert read.statement == statement and read.signed_by == KEY.blob
-    other = Statement(**{**statement.__dict__, "head": "0" * 40})
-    errors = publish([witness], other, KEY)  # the same record checkpoint, other content: never rewritten
-    assert len(errors) == 1 and "never rewritten" in errors[0]
+    first = (tmp_path / listed[0].name).read_bytes()
+    later = Statement(**{**statement.__dict__, "at": "2026-12-06T13:00:00.000000Z"})
+    assert publish([witness], later, KEY) == []  # a later pass that pushed nothing new: vouched for already
+    assert (tmp_path / listed[0].name).read_bytes() == first  # the first stays
