@@ -69,7 +69,8 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
         return Verification(str(store.repo), store.branch, tip, records, last, broken, newest, signed, judged,
                             signatures)
 
-    verdict = verify_chain(store.files(tip)) if tip else None
+    files = store.files(tip) if tip else []
+    verdict = verify_chain(files) if tip else None
     hashes = verdict.hashes if verdict else {}
     last = verdict.last if verdict else START
     judged = tuple(judge(where=w.where, branch=store.branch, hashes=hashes, last_seq=last.seq,
@@ -93,9 +94,19 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
     if not keys:
         return result(verdict.records, verdict.last, None, judged=judged, signatures=(
             "not checked: no allowed signers known (no witness checkpoint, no --allowed-signers)"))
-    signed, bad = check_commits(store, tip, keys)
-    return result(verdict.records, verdict.last, bad, signed, judged,
-                  f"{signed} commit(s) checked against {len(keys)} allowed key(s)")
+    vouched = min(max((j.vouched for j in judged), default=0), verdict.last.seq)
+    added = _added_by(store, tip, sorted(files)[vouched - 1][0]) if vouched else None
+    signed, bad = check_commits(store, tip, keys, vouched=(added, vouched) if added else None)
+    after = " after them" if vouched else ""
+    said = (f"records 1-{vouched} vouched for by signed checkpoints; " if vouched else "") + \
+        f"{signed} commit(s){after} checked against {len(keys)} allowed key(s)"
+    return result(verdict.records, verdict.last, bad, signed, judged, said)
+
+
+def _added_by(store: AuditStore, tip: str, path: str) -> str | None:
+    """The commit that added the record at `path` (the branch only ever adds, `history_break`)."""
+    found = store.git("log", "--format=%H", "--diff-filter=A", "--no-renames", tip, "--", path).stdout.decode().split()
+    return found[-1] if found else None
 
 
 def _relation(store: AuditStore, head: str, tip: str | None) -> HeadRelation:
@@ -107,11 +118,23 @@ def _relation(store: AuditStore, head: str, tip: str | None) -> HeadRelation:
     return "ancestor" if proc.returncode == 0 else "missing"
 
 
-def check_commits(store: AuditStore, tip: str, keys: Collection[bytes]) -> tuple[int, Break | None]:
-    """Every commit of the branch signed by one of `keys`: read in one `cat-file --batch` and
-    checked in-process (`audit_signing`); a key type we do not check here goes to `git
-    verify-commit`. How many were checked, and the first that is not good (oldest first)."""
-    commits = store.git("rev-list", "--reverse", tip).stdout.decode().split()
+def check_commits(store: AuditStore, tip: str, keys: Collection[bytes], *,
+                  vouched: tuple[str, int] | None = None) -> tuple[int, Break | None]:
+    """Every commit of the branch signed by one of `keys`, read in one `cat-file --batch` and
+    checked in-process (`audit_signing`; a key type we do not check here goes to `git
+    verify-commit`). `vouched` (the commit that added a record a signed checkpoint names, and
+    that record's seq): only the commits after it, and it too when it adds records after that
+    one: the chain and the checkpoint already vouch for every record up to it. How many were
+    checked, and the first that is not good (oldest first)."""
+    if vouched is None:
+        commits = store.git("rev-list", "--reverse", tip).stdout.decode().split()
+    else:
+        since, seq = vouched
+        commits = store.git("rev-list", "--reverse", tip, f"^{since}").stdout.decode().split()
+        if store.link_at(since).seq > seq:
+            commits.insert(0, since)
+    if not commits:
+        return 0, None
     out = store.git("cat-file", "--batch", stdin="".join(f"{c}\n" for c in commits).encode()).stdout
     at = 0
     for commit in commits:

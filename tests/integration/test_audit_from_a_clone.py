@@ -135,7 +135,7 @@ def test_the_untouched_trail_is_intact_from_a_clone(trail: Trail) -> None:
     assert result.exit_code == 0, result.output
     assert "intact: 4 record(s) on hypergov/audit" in result.output
     assert f"witness s3://{trail.bucket}/prod/reconciler: 4 checkpoint(s) hold" in result.output
-    assert "signatures: 4 commit(s) checked against 1 allowed key(s)" in result.output
+    assert "signatures: records 1-4 vouched for by signed checkpoints; 0 commit(s) after them checked" in result.output
     data = json.loads(trail.verify("--json").stdout)
     assert data["intact"] is True and data["checkpoint"] is None  # nothing of the reconciler's disk here
     assert data["witnesses"][0]["newest"]["seq"] == 4 and len(data["witnesses"][0]["signers"]) == 1
