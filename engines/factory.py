@@ -70,10 +70,26 @@ def reconciler_records(settings: Settings, *, region: str | None = None) -> Reco
     follows S3's redirect to the bucket's own region)."""
     if not settings.state_backend:
         return LocalRecords(Path(settings.state_dir).resolve())
-    where = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    state = S3State.parse(settings.state_backend, region=where)
-    s3 = AwsClients(settings=settings.aws).client("s3", region=where)
+    state, s3 = state_bucket(settings, region=region)
     return S3Records(s3, bucket=state.bucket, prefix=state.records_prefix)
+
+
+def state_bucket(settings: Settings, *, region: str | None = None) -> tuple[S3State, Any]:
+    """The state bucket (`state_backend`, which must be set) and an S3 client for it."""
+    if not settings.state_backend:
+        raise ValueError("state_bucket needs state_backend")
+    where = bucket_region(region)
+    return S3State.parse(settings.state_backend, region=where), s3_client(settings, region=where)
+
+
+def bucket_region(region: str | None = None) -> str:
+    """The region S3 clients for hypergov's buckets use: `region`, else AWS_REGION, else
+    AWS_DEFAULT_REGION, else us-east-1 (boto3 follows S3's redirect to a bucket's own region)."""
+    return region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+
+
+def s3_client(settings: Settings, *, region: str | None = None) -> Any:
+    return AwsClients(settings=settings.aws).client("s3", region=bucket_region(region))
 
 
 def cluster_executor(settings: Settings, tree: GovernanceTree, *,

@@ -20,11 +20,10 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from engines.aws_clients import AwsClients
+from engines.factory import s3_client, state_bucket
 from engines.outcomes import PermanentError
 from engines.settings import Settings
 from engines.state_url import parse_state_url
-from engines.terraform.backend import S3State
 from reconciler.audit_checkpoints import ALIVE, ROOT, Listed, Opened, Statement, opened, sealed
 from reconciler.audit_signing import SigningKey
 
@@ -220,19 +219,13 @@ def witnesses_of(settings: Settings, locations: Sequence[str] = ()) -> list[Witn
     else the state bucket with an S3 state backend (beside the reconcilers' shared records), else
     the state directory."""
     chosen = list(locations) or list(settings.audit_witness)
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-
-    def s3_for(bucket: str) -> Any:
-        return AwsClients(settings=settings.aws).client("s3", region=region)
-
     if not chosen and settings.state_backend:
-        state = S3State.parse(settings.state_backend, region=region)
-        return [S3Witness(s3_for(state.bucket), state.bucket, state.records_prefix,
-                          settings.audit_checkpoint_retention_days)]
+        state, s3 = state_bucket(settings)
+        return [S3Witness(s3, state.bucket, state.records_prefix, settings.audit_checkpoint_retention_days)]
     if not chosen:
         return [DirectoryWitness(Path(settings.state_dir).resolve())]
-    return [witness_at(w, s3_for=s3_for, retention_days=settings.audit_checkpoint_retention_days) for w in chosen]
-
+    return [witness_at(w, s3_for=lambda _bucket: s3_client(settings),
+                       retention_days=settings.audit_checkpoint_retention_days) for w in chosen]
 
 __all__ = ["ROOT", "DirectoryWitness", "S3Witness", "Witness", "WitnessError", "opener", "publish", "witness_at",
            "witnesses_of"]
