@@ -137,14 +137,15 @@ class WitnessVerdict:
     broken: Break | None
     signers: frozenset[bytes]  # keys of good checkpoint signatures: who may sign audit commits
     unsigned_writers: tuple[str, ...]  # writers whose checkpoints say audit_signing: off
-    vouched: int = 0  # the newest record a checkpoint with a good signature names (the chain vouches for those before)
+    vouched: Statement | None = None  # the newest checkpoint with a good signature: it and the chain vouch for
+    # every record up to its own, and its head is the branch as it was then
 
     def as_dict(self) -> dict[str, Any]:
         return {"where": self.where, "checkpoints": self.checkpoints,
                 "newest": self.newest.as_dict() if self.newest else None,
                 "broken": self.broken.as_dict() if self.broken else None,
                 "signers": sorted(fingerprint(k) for k in self.signers),
-                "unsigned_writers": list(self.unsigned_writers), "vouched": self.vouched}
+                "unsigned_writers": list(self.unsigned_writers), "vouched": self.vouched.seq if self.vouched else 0}
 
 
 def judge(*, where: str, branch: str, hashes: Mapping[int, str], last_seq: int, listed: Sequence[Listed],
@@ -165,7 +166,8 @@ def judge(*, where: str, branch: str, hashes: Mapping[int, str], last_seq: int, 
     signers = frozenset(o.signed_by for o in opened_newest if o.signed_by is not None)
     unsigned = tuple(sorted({s.writer for s in statements if s.public_key is None}))
 
-    vouched = max((o.statement.seq for o in opened_newest if o.statement and o.signed_by), default=0)
+    vouched = max((o.statement for o in opened_newest if o.statement and o.signed_by and o.statement.head),
+                  key=lambda s: s.seq, default=None)
 
     def verdict(broken: Break | None) -> WitnessVerdict:
         return WitnessVerdict(where, len(records), newest, broken, signers, unsigned, vouched)

@@ -69,8 +69,7 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
         return Verification(str(store.repo), store.branch, tip, records, last, broken, newest, signed, judged,
                             signatures)
 
-    files = store.files(tip) if tip else []
-    verdict = verify_chain(files) if tip else None
+    verdict = verify_chain(store.files(tip)) if tip else None
     hashes = verdict.hashes if verdict else {}
     last = verdict.last if verdict else START
     judged = tuple(judge(where=w.where, branch=store.branch, hashes=hashes, last_seq=last.seq,
@@ -94,19 +93,12 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
     if not keys:
         return result(verdict.records, verdict.last, None, judged=judged, signatures=(
             "not checked: no allowed signers known (no witness checkpoint, no --allowed-signers)"))
-    vouched = min(max((j.vouched for j in judged), default=0), verdict.last.seq)
-    added = _added_by(store, tip, sorted(files)[vouched - 1][0]) if vouched else None
-    signed, bad = check_commits(store, tip, keys, vouched=(added, vouched) if added else None)
+    vouched = max((j.vouched for j in judged if j.vouched), key=lambda s: s.seq, default=None)
+    signed, bad = check_commits(store, tip, keys, since=vouched.head if vouched else None)
     after = " after them" if vouched else ""
-    said = (f"records 1-{vouched} vouched for by signed checkpoints; " if vouched else "") + \
+    said = (f"records 1-{vouched.seq} vouched for by signed checkpoints; " if vouched else "") + \
         f"{signed} commit(s){after} checked against {len(keys)} allowed key(s)"
     return result(verdict.records, verdict.last, bad, signed, judged, said)
-
-
-def _added_by(store: AuditStore, tip: str, path: str) -> str | None:
-    """The commit that added the record at `path` (the branch only ever adds, `history_break`)."""
-    found = store.git("log", "--format=%H", "--diff-filter=A", "--no-renames", tip, "--", path).stdout.decode().split()
-    return found[-1] if found else None
 
 
 def _relation(store: AuditStore, head: str, tip: str | None) -> HeadRelation:
@@ -119,20 +111,13 @@ def _relation(store: AuditStore, head: str, tip: str | None) -> HeadRelation:
 
 
 def check_commits(store: AuditStore, tip: str, keys: Collection[bytes], *,
-                  vouched: tuple[str, int] | None = None) -> tuple[int, Break | None]:
+                  since: str | None = None) -> tuple[int, Break | None]:
     """Every commit of the branch signed by one of `keys`, read in one `cat-file --batch` and
     checked in-process (`audit_signing`; a key type we do not check here goes to `git
-    verify-commit`). `vouched` (the commit that added a record a signed checkpoint names, and
-    that record's seq): only the commits after it, and it too when it adds records after that
-    one: the chain and the checkpoint already vouch for every record up to it. How many were
-    checked, and the first that is not good (oldest first)."""
-    if vouched is None:
-        commits = store.git("rev-list", "--reverse", tip).stdout.decode().split()
-    else:
-        since, seq = vouched
-        commits = store.git("rev-list", "--reverse", tip, f"^{since}").stdout.decode().split()
-        if store.link_at(since).seq > seq:
-            commits.insert(0, since)
+    verify-commit`). `since`: the head a signed checkpoint saw (`judge` has found it in the
+    branch's history): only the commits after it, since the checkpoint and the chain vouch for
+    every record it holds. How many were checked, and the first that is not good (oldest first)."""
+    commits = store.git("rev-list", "--reverse", tip, *([f"^{since}"] if since else [])).stdout.decode().split()
     if not commits:
         return 0, None
     out = store.git("cat-file", "--batch", stdin="".join(f"{c}\n" for c in commits).encode()).stdout
