@@ -37,6 +37,7 @@ from reconciler.audit_store import AuditStore
 from reconciler.audit_verify import verify_branch
 from reconciler.audit_witness import witnesses_of
 from tests.integration.conftest import CREDENTIALS, MANAGEMENT, REGION
+from tests.reconciler.test_audit_verify import mallory_commit
 
 pytestmark = pytest.mark.integration
 BRANCH = "hypergov/audit"
@@ -109,19 +110,6 @@ def trail(endpoint: EmbeddedAwsProcess, tmp_path: Path, request: pytest.FixtureR
     return made
 
 
-def _mallory(trail: Trail, files: dict[str, bytes], *, parent: str | None) -> str:
-    """A commit holding exactly `files`, made in the remote with git by someone with push rights."""
-    index = {"GIT_INDEX_FILE": str(trail.root / "mallory.index"), "GIT_AUTHOR_NAME": "mallory",
-             "GIT_AUTHOR_EMAIL": "mallory@example.com", "GIT_COMMITTER_NAME": "mallory",
-             "GIT_COMMITTER_EMAIL": "mallory@example.com"}
-    trail.git("read-tree", "--empty", env=index)
-    for path, data in files.items():
-        blob = trail.git("hash-object", "-w", "--stdin", stdin=data)
-        trail.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=index)
-    tree = trail.git("write-tree", env=index)
-    return trail.git("commit-tree", tree, *(["-p", parent] if parent else []), "-m", "tamper", env=index)
-
-
 def _records(trail: Trail) -> list[dict[str, object]]:
     names = trail.git("ls-tree", "--name-only", f"{BRANCH}:records").split()
     return [json.loads(trail.git("show", f"{BRANCH}:records/{n}")) for n in names]
@@ -154,7 +142,7 @@ def test_a_rebuilt_rechained_branch_is_found(trail: Trail) -> None:
     payloads[1] = {**payloads[1], "outcome": "failed"}  # history rewritten; every prev recomputed
     rebuilt = chained(payloads, START)
     trail.git("update-ref", f"refs/heads/{BRANCH}",
-              _mallory(trail, {record_path(r): file_bytes(r) for r in rebuilt}, parent=None))
+              mallory_commit(trail.remote, {record_path(r): file_bytes(r) for r in rebuilt}, parent=None))
     result = trail.verify()
     assert result.exit_code == 1, result.output
     assert "record 4 on the branch is not the one checkpointed by writer" in result.output
@@ -182,7 +170,7 @@ def test_a_fork_two_writers_shown_two_histories_is_found(trail: Trail, tmp_path:
     rebuilt = chained(payloads, START)
     other = tmp_path / "other.git"  # a second remote, shown to a second reconciler
     subprocess.run(["git", "clone", "--bare", "--quiet", str(trail.remote), str(other)], check=True)
-    head = _mallory(trail, {record_path(r): file_bytes(r) for r in rebuilt}, parent=None)
+    head = mallory_commit(trail.remote, {record_path(r): file_bytes(r) for r in rebuilt}, parent=None)
     subprocess.run(["git", "-C", str(trail.remote), "push", "--quiet", str(other), f"{head}:refs/heads/{BRANCH}",
                     "--force"], check=True)
     second = AuditLog.open(other, state_dir=tmp_path / "state-b", branch=BRANCH,

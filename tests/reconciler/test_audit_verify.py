@@ -62,7 +62,7 @@ def _files(repo: Path) -> Files:
                                            capture_output=True, check=True).stdout for n in names}
 
 
-def _commit(repo: Path, files: Files, *, parent: str | None) -> str:
+def mallory_commit(repo: Path, files: Files, *, parent: str | None) -> str:
     """A commit holding exactly `files`, made with git as a person with push rights could."""
     with tempfile.TemporaryDirectory() as tmp:
         index = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_AUTHOR_NAME": "mallory",
@@ -78,14 +78,14 @@ def _commit(repo: Path, files: Files, *, parent: str | None) -> str:
 
 def _tamper(repo: Path, change: Callable[[Files], Files]) -> None:
     tip = _git(repo, "rev-parse", BRANCH)
-    _git(repo, "update-ref", f"refs/heads/{BRANCH}", _commit(repo, change(_files(repo)), parent=tip))
+    _git(repo, "update-ref", f"refs/heads/{BRANCH}", mallory_commit(repo, change(_files(repo)), parent=tip))
 
 
 def _rewrite(repo: Path, change: Callable[[list[dict[str, object]]], list[dict[str, object]]]) -> None:
     """A new history from scratch with every prev recomputed: the chain alone holds."""
     payloads = change([payload_of(json.loads(data)) for _, data in sorted(_files(repo).items())])
     records = chained(payloads, START)
-    forced = _commit(repo, {record_path(r): file_bytes(r) for r in records}, parent=None)
+    forced = mallory_commit(repo, {record_path(r): file_bytes(r) for r in records}, parent=None)
     _git(repo, "update-ref", f"refs/heads/{BRANCH}", forced)
 
 
@@ -117,7 +117,7 @@ TAMPERED = [
                  "but record 4 was written", id="rewritten-tail-dropped"),
     pytest.param(lambda r: _rewrite(r, lambda p: [p[0], {**p[1], "outcome": "failed"}, *p[2:]]),
                  "checkpoint (seq 4) (record 4): record 4 is not the one written", id="rewritten-edited"),
-    pytest.param(lambda r: _git(r, "update-ref", f"refs/heads/{BRANCH}", _commit(r, {
+    pytest.param(lambda r: _git(r, "update-ref", f"refs/heads/{BRANCH}", mallory_commit(r, {
         k: v for k, v in _files(r).items() if "00000002" not in k}, parent=None)),
                  "records/00000003-intent-pass.json (record 3): record 2 is missing", id="rewritten-middle-dropped"),
 ]
