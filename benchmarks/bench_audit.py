@@ -8,23 +8,24 @@ each pass an `intent` commit (one record naming its stacks) then one commit of t
 `outcome` records (1-5 stacks, 3 on average: about 2 records per commit), now and then a
 `rejected` or `refused` record of its own; payloads shaped like `reconciler.audit`'s, with small
 realistic content. The records are exactly what `chained()` makes and `file_bytes()` writes, at
-`record_path()` (the flat `records/` directory), the commit messages and identity `AuditStore`'s.
-The objects are written straight into one pack and its index (`Pack`), laid out as `git gc`
-leaves them; `git fast-import` makes the same objects (`--check-generator` compares the two
-tips and runs `git fsck`) but is itself quadratic in a flat directory (20 s for 10,000 records,
-about half an hour for 100,000). Every commit's records tree lists every record so far, so the
-branch's history holds about 150 GB of tree content at 100,000 records: hashing it is most of
-the 2 minutes generation takes. Commits are not signed: reading every commit is timed,
-checking signatures is not.
+`record_path()` (the sharded layout), the commit messages and identity `AuditStore`'s: `git
+fast-import` writes them (linear in the sharded layout: about 20 s for 100,000 records), then
+every commit is made again signed by a generated writer key as `AuditStore` signs and written
+into one pack (`Pack`). `--check-generator` checks that git takes the result (`git fsck
+--strict`, `git verify-commit` of the tip) and that it verifies.
 
 Timed separately (best of `--repeat`), at each size:
-- `files`: `AuditStore.files(tip)`, `ls-tree` and one `cat-file --batch` of every record;
+- `files`: `AuditStore.files(tip)`, `ls-tree -r` and one `cat-file --batch` of every record;
 - `chain`: `verify_chain` over those files (canonical form, names, sequence, hashes);
 - `history`: `history_break(store, tip)`, `git log --first-parent --name-status` over `records/`
   (every commit only adds records, each after the newest);
-- `commits`: `git rev-list` and one `cat-file --batch` of every commit (what the signature check
-  reads);
-- `verify_branch`: the whole of `audit verify` as the library runs it (no signatures asked).
+- `commits`: `git rev-list` and one `cat-file --batch` of every commit;
+- `signatures`: `check_commits` of every commit against the writer's key;
+- `verify_branch`: the whole of `audit verify --allowed-signers` with no witness, the worst case:
+  every commit's signature checked;
+- `verify_checkpointed`: the whole of `audit verify` as it runs by default, with the witness
+  holding the writer's signed checkpoint of the push before the last (the last 10 commits' are
+  checked; the checkpoint vouches for the rest).
 A phase that has not finished after `--timeout` seconds is stopped and reported as such.
 
 Run: `python -m benchmarks.bench_audit [--small 10000] [--big 100000] [--repeat 1]`
@@ -48,13 +49,13 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common import print_table, write_results
+from reconciler.audit import stamp
 from reconciler.audit_chain import (
-    RECORDS_DIR,
     START,
     Link,
     chained,
@@ -63,8 +64,11 @@ from reconciler.audit_chain import (
     record_sha256,
     verify_chain,
 )
+from reconciler.audit_checkpoints import Statement
+from reconciler.audit_signing import SigningKey, allowed_signers_text, signed_commit
 from reconciler.audit_store import DEFAULT_BRANCH, IDENTITY, AuditStore
-from reconciler.audit_verify import history_break, verify_branch
+from reconciler.audit_verify import Verification, check_commits, history_break, verify_branch
+from reconciler.audit_witness import DirectoryWitness, publish
 
 GOAL_S = 10.0
 GOAL_RECORDS = 100_000
@@ -76,7 +80,8 @@ RESOURCES = ("aws_iam_role.workload", "aws_iam_role_policy.workload", "aws_s3_bu
              "aws_sagemaker_compute_quota.team", "kubernetes_namespace.project", "kubernetes_resource_quota.project",
              "aws_kms_key.data", "aws_ecr_repository.images")
 ACTIONS = ("create", "update", "update", "update", "replace", "delete")
-PHASES = ("files", "chain", "history", "commits", "verify_branch")
+PHASES = ("files", "chain", "history", "commits", "signatures", "verify_branch", "verify_checkpointed")
+UNVOUCHED_COMMITS = 10  # commits after the newest checkpoint: one push's worth, whose checkpoint is not out yet
 
 
 def _hex(rng: random.Random, n: int) -> str:
@@ -154,9 +159,6 @@ class Passes:
                    self._stamped(outcomes))
 
 
-DELTA_DEPTH = 50  # git's default pack.depth
-
-
 def _object_header(kind: int, size: int) -> bytes:
     byte, size = (kind << 4) | (size & 15), size >> 4
     out = bytearray()
@@ -167,51 +169,12 @@ def _object_header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
-def _base_offset(distance: int) -> bytes:
-    out = [distance & 0x7F]
-    distance >>= 7
-    while distance:
-        distance -= 1
-        out.append(0x80 | (distance & 0x7F))
-        distance >>= 7
-    return bytes(reversed(out))
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
-def _prefix_delta(base_size: int, size: int) -> bytes:
-    """A git delta whose result is the first `size` bytes of its base (copy instructions only)."""
-    out = bytearray(_varint(base_size) + _varint(size))
-    at = 0
-    while at < size:
-        n = min(size - at, 0xFFFFFF)
-        op, args = 0x80, bytearray()
-        for i in range(4):
-            if (at >> (8 * i)) & 0xFF:
-                op |= 1 << i
-                args.append((at >> (8 * i)) & 0xFF)
-        for i in range(3):
-            if (n >> (8 * i)) & 0xFF:
-                op |= 0x10 << i
-                args.append((n >> (8 * i)) & 0xFF)
-        out += bytes([op]) + args
-        at += n
-    return bytes(out)
-
-
 class Pack:
     """Objects written straight into one pack file and its index (version 2), as `git index-pack`
-    would name and index them: one process and no git in the loop, so the quadratic part of a
-    flat `records/` directory (every commit's tree lists every record) costs only its hashing."""
+    would name and index them: one process and no git in the loop (the signed commits, which
+    `git fast-import` of git 2.39 cannot write)."""
 
-    COMMIT, TREE, BLOB, OFS_DELTA = 1, 2, 3, 6
+    COMMIT = 1
 
     def __init__(self, repo: Path) -> None:
         self.dir = repo / "objects" / "pack"
@@ -236,10 +199,6 @@ class Pack:
 
     def add(self, kind: int, data: bytes | memoryview, oid: bytes) -> int:
         return self._write(oid, _object_header(kind, len(data)) + zlib.compress(data, 1))
-
-    def add_delta(self, base_at: int, delta: bytes, oid: bytes) -> int:
-        return self._write(oid, _object_header(self.OFS_DELTA, len(delta)) + _base_offset(self.offset - base_at)
-                           + zlib.compress(delta, 1))
 
     def close(self) -> None:
         self.file.seek(8)
@@ -287,57 +246,27 @@ def commit_message(records: list[dict[str, Any]], subject: str) -> str:
     return f"hypergov audit {first}{f'-{last}' if last != first else ''}: {subject}\n\n{body}"
 
 
-def generate(repo: Path, records: int, *, seed: int, branch: str = DEFAULT_BRANCH) -> dict[str, Any]:
-    """A bare repository at `repo` whose `branch` holds `records` records in the flat `records/`
-    directory (the last pass cut short to make the count exact), written as one pack laid out as
-    `git gc` leaves it: each commit's records tree stored whole for the newest and as a delta of
-    the next newer one before it, chains of at most 50. The same objects, to the bit, as
-    `generate_fast_import` makes (a check of this benchmark compares the two tips)."""
+def generate(repo: Path, records: int, *, seed: int, key: SigningKey, branch: str = DEFAULT_BRANCH) -> dict[str, Any]:
+    """A bare repository at `repo` whose `branch` holds `records` records (the last pass cut short
+    to make the count exact): `git fast-import` writes the records, their trees and unsigned
+    commits (`generate_fast_import`), then every commit is made again signed by `key`, as
+    `AuditStore._commit` signs (`signed_commit`: the `gpgsig` header), on the signed parent, and
+    written into one pack; the branch points at the signed tip."""
     started = time.perf_counter()
-    subprocess.run(["git", "init", "--quiet", "--bare", str(repo)], check=True)
-    pack = Pack(repo)
-    listing = bytearray()  # the records tree, as it grows: names sort in sequence order, so each adds at the end
-    commits: list[tuple[int, int, str]] = []  # (records tree length, time, message)
-    last = START
-    for subject, payloads in Passes(seed):
-        written = chained(payloads[:records - last.seq], last)
-        for record in written:
-            data = file_bytes(record)
-            oid = Pack.object_id("blob", data)
-            pack.add(Pack.BLOB, data, oid)
-            listing += b"100644 %s\0%s" % (record_path(record).removeprefix(f"{RECORDS_DIR}/").encode(), oid)
-        last = Link(written[-1]["seq"], record_sha256(written[-1]))
-        commits.append((len(listing), _when(written[-1]), commit_message(written, subject)))
-        if last.seq >= records:
-            break
-    view = memoryview(listing)
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # the quadratic part: hashing every version of the tree
-        trees = list(pool.map(lambda c: Pack.object_id("tree", view[:c[0]]), commits))
-    base_at, depth = 0, DELTA_DEPTH
-    for n in range(len(commits) - 1, -1, -1):
-        if depth >= DELTA_DEPTH:
-            base_at, depth = pack.add(Pack.TREE, view[:commits[n][0]], trees[n]), 0
-        else:
-            base_at, depth = pack.add_delta(base_at, _prefix_delta(commits[n + 1][0], commits[n][0]), trees[n]), \
-                depth + 1
-    name, email = IDENTITY
-    parent: bytes | None = None
-    for tree, (_, when, message) in zip(trees, commits, strict=True):
-        root = b"40000 %s\0%s" % (RECORDS_DIR.encode(), tree)
-        root_id = Pack.object_id("tree", root)
-        pack.add(Pack.TREE, root, root_id)
-        ident = f"{name} <{email}> {when} +0000"
-        body = (f"tree {root_id.hex()}\n" + (f"parent {parent.hex()}\n" if parent else "")
-                + f"author {ident}\ncommitter {ident}\n\n{message}").encode()
+    made = generate_fast_import(repo, records, seed=seed, branch=branch)
+    store = AuditStore(repo, branch=branch)
+    pack, parent = Pack(repo), b""
+    for unsigned in store.objects(store.git("rev-list", "--reverse", made["tip"]).stdout.decode().split()):
+        headers, message = unsigned.split(b"\n\n", 1)
+        lines = [line for line in headers.split(b"\n") if not line.startswith(b"parent ")]
+        if parent:
+            lines.insert(1, b"parent " + parent.hex().encode())
+        body = signed_commit(b"\n".join(lines) + b"\n\n" + message, key)
         parent = Pack.object_id("commit", body)
         pack.add(Pack.COMMIT, body, parent)
     pack.close()
-    assert parent is not None
-    subprocess.run(["git", "-C", str(repo), "update-ref", f"refs/heads/{branch}", parent.hex()], check=True)
-    return {"records": last.seq, "commits": len(commits), "tip": parent.hex(),
-            "records_tree_bytes": sum(c[0] for c in commits),
-            "last": {"seq": last.seq, "sha256": last.sha256}, "seconds": time.perf_counter() - started,
-            "repo_bytes": _size(repo)}
+    store.git("update-ref", f"refs/heads/{branch}", parent.hex())
+    return {**made, "tip": parent.hex(), "seconds": time.perf_counter() - started, "repo_bytes": _size(repo)}
 
 
 def _when(record: dict[str, Any]) -> int:
@@ -350,9 +279,9 @@ def _size(repo: Path) -> int:
 
 def generate_fast_import(repo: Path, records: int, *, seed: int, path_of: Callable[[dict[str, Any]], str] = record_path,
                          branch: str = DEFAULT_BRANCH) -> dict[str, Any]:
-    """The same branch written by one `git fast-import` (quadratic in a flat directory: about
-    20 s for 10,000 records, half an hour for 100,000); `path_of` places a record (the product's
-    `record_path`, or an experimental layout)."""
+    """The branch, unsigned, written by one `git fast-import` (about 20 s for 100,000 records in
+    the sharded layout; half an hour in the flat one it replaced); `path_of` places a record (the
+    product's `record_path`, or an experimental layout)."""
     started = time.perf_counter()
     subprocess.run(["git", "init", "--quiet", "--bare", str(repo)], check=True)
     importer = subprocess.Popen(["git", "-C", str(repo), "fast-import", "--quiet", "--done"], stdin=subprocess.PIPE)
@@ -419,29 +348,55 @@ def read_commits(store: AuditStore, tip: str) -> int:
     """Every commit of the branch, as the signature check reads them: one `rev-list`, one
     `cat-file --batch`; how many."""
     commits = store.git("rev-list", tip).stdout.decode().split()
-    out = store.git("cat-file", "--batch", stdin="".join(f"{c}\n" for c in commits).encode()).stdout
-    if out.count(b" commit ") < len(commits):
-        raise RuntimeError("cat-file did not return every commit")
-    return len(commits)
+    return len(store.objects(commits))
+
+
+def _checkpoint_before(store: AuditStore, witness: DirectoryWitness, key: SigningKey, head: str) -> int:
+    """The writer's signed records checkpoint of `head` published to `witness`, as `AuditLog`
+    publishes one after a push; its sequence number."""
+    link = store.link_at(head)
+    publish([witness], Statement(writer="bench", branch=store.branch, seq=link.seq, sha256=link.sha256, head=head,
+                                 at=stamp(datetime.now(UTC)), public_key=key.public_line), key)
+    return link.seq
+
+
+def _intact(verification: Verification) -> str:
+    if not verification.ok:
+        raise RuntimeError(f"the generated branch does not verify: {verification.broken}")
+    return f"{verification.records} records; signatures: {verification.signatures}"
 
 
 def measure(records: int, *, seed: int, repeat: int, timeout_s: float, workdir: Path) -> dict[str, Any]:
     repo = workdir / f"audit-{records}"
     print(f"generating {records:,} records ...", flush=True)
-    made = generate(repo, records, seed=seed)
-    print(f"  {made['commits']:,} commits in {made['seconds']:.1f} s, {made['repo_bytes'] / 1e6:.0f} MB", flush=True)
+    key = SigningKey.generate()
+    made = generate(repo, records, seed=seed, key=key)
+    print(f"  {made['commits']:,} signed commits in {made['seconds']:.1f} s, {made['repo_bytes'] / 1e6:.0f} MB",
+          flush=True)
     store = AuditStore(repo)
     tip = made["tip"]
     files = store.files(tip)  # for the chain phase, read once here (the `files` phase times reading them)
     verdict = verify_chain(files)
     if not verdict.ok or verdict.records != records or verdict.last.sha256 != made["last"]["sha256"]:
         raise RuntimeError(f"the generated branch does not verify: {verdict}")
+    witness = DirectoryWitness(workdir / f"witness-{records}")
+    vouched = _checkpoint_before(store, witness, key, store.git("rev-parse", f"{tip}~{UNVOUCHED_COMMITS}")
+                                 .stdout.decode().strip())
+
+    def signatures() -> int:
+        checked, bad = check_commits(store, tip, {key.blob})
+        if bad is not None:
+            raise RuntimeError(f"a generated commit does not verify: {bad}")
+        return checked
+
     work: dict[str, Callable[[], object]] = {
         "files": lambda: len(store.files(tip)),
         "chain": lambda: verify_chain(files).records,
         "history": lambda: history_break(store, tip),
         "commits": lambda: read_commits(store, tip),
-        "verify_branch": lambda: verify_branch(store).ok,
+        "signatures": signatures,
+        "verify_branch": lambda: _intact(verify_branch(store, allowed={key.blob})),
+        "verify_checkpointed": lambda: _intact(verify_branch(store, witnesses=[witness])),
     }
     phases: dict[str, Any] = {}
     for name in PHASES:
@@ -455,21 +410,28 @@ def measure(records: int, *, seed: int, repeat: int, timeout_s: float, workdir: 
         shown = f"{phases[name]['seconds']:.2f} s" if phases[name]["seconds"] is not None else said
         print(f"  {name}: {shown}", flush=True)
     shutil.rmtree(repo)
-    return {**made, "phases": phases}
+    return {**made, "phases": phases, "vouched_seq": vouched}
 
 
 def check_generator(seed: int, records: int = 3000) -> None:
-    """The pack this benchmark writes holds what `git fast-import` makes of the same records (the
-    same tip, so the same objects), and `git fsck --strict` finds nothing wrong in it."""
+    """The generated branch is one git takes: `git fsck --strict` finds nothing wrong, `git
+    verify-commit` accepts the tip's signature with the key in an allowed-signers file, and
+    `verify_branch` finds it intact."""
+    key = SigningKey.generate()
     with tempfile.TemporaryDirectory(prefix="bench-audit-check-") as tmp:
-        packed = generate(Path(tmp) / "packed", records, seed=seed)
-        imported = generate_fast_import(Path(tmp) / "imported", records, seed=seed)
-        fsck = subprocess.run(["git", "-C", str(Path(tmp) / "packed"), "fsck", "--full", "--strict", "--no-dangling"],
+        repo = Path(tmp) / "signed"
+        made = generate(repo, records, seed=seed, key=key)
+        fsck = subprocess.run(["git", "-C", str(repo), "fsck", "--full", "--strict", "--no-dangling"],
                               capture_output=True, text=True, check=False)
-    same = packed["tip"] == imported["tip"]
-    print(f"pack writer tip {packed['tip']}, fast-import tip {imported['tip']}: {'same' if same else 'DIFFERENT'}; "
-          f"git fsck: {'clean' if fsck.returncode == 0 else fsck.stderr.strip()}")
-    if not same or fsck.returncode:
+        signers = Path(tmp) / "allowed_signers"
+        signers.write_text(allowed_signers_text({key.blob}))
+        verified = subprocess.run(["git", "-C", str(repo), "-c", f"gpg.ssh.allowedSignersFile={signers}",
+                                   "verify-commit", made["tip"]], capture_output=True, text=True, check=False)
+        intact = verify_branch(AuditStore(repo), allowed={key.blob})
+    print(f"git fsck: {'clean' if fsck.returncode == 0 else fsck.stderr.strip()}; git verify-commit of the tip: "
+          f"{'good' if verified.returncode == 0 else verified.stderr.strip()}; verify_branch: "
+          f"{'intact' if intact.ok else intact.broken}, {intact.signed} signatures checked")
+    if fsck.returncode or verified.returncode or not intact.ok or intact.signed != made["commits"]:
         raise SystemExit(1)
 
 
@@ -485,7 +447,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each phase (the best is kept)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds after which a phase is stopped")
     parser.add_argument("--check-generator", action="store_true",
-                        help="only check that the pack writer makes what git fast-import does, and git fsck takes it")
+                        help="only check that git takes the generated branch (fsck, verify-commit) and it verifies")
     args = parser.parse_args()
     if args.check_generator:
         check_generator(args.seed)
@@ -506,21 +468,21 @@ def main() -> None:
         rows.append([name, *cells])
     rows.append(["(commits)", *(r["commits"] for r in runs)] + ([""] if big else []))
     rows.append(["(repository MB)", *(round(r["repo_bytes"] / 1e6) for r in runs)] + ([""] if big else []))
-    rows.append(["(records trees of all commits, MB)", *(round(r["records_tree_bytes"] / 1e6) for r in runs)]
-                + ([""] if big else []))
     rows.append(["(generating s)", *(r["seconds"] for r in runs)] + ([""] if big else []))
     print_table("audit verify: each phase (best of "
                 f"{args.repeat}; ratio {sizes[-1] // sizes[0]}x the records would be linear)", headers, rows)
     payload: dict[str, Any] = {"goal": {"records": GOAL_RECORDS, "seconds": GOAL_S}, "runs": runs}
     at_goal = next((r for r in runs if r["records"] == GOAL_RECORDS), None)
     if at_goal is not None:
-        seconds = at_goal["phases"]["verify_branch"]["seconds"]
+        worst, default = (at_goal["phases"][n]["seconds"] for n in ("verify_branch", "verify_checkpointed"))
+        seconds = max(worst, default) if worst is not None and default is not None else None
         payload["goal_met"] = seconds is not None and seconds < GOAL_S
         payload["ratios"] = {n: _ratio(big["phases"][n]["seconds"], small["phases"][n]["seconds"]) for n in PHASES} \
             if big else {}
         shown = f"{seconds:.1f} s" if seconds is not None else "not finished"
         print(f"\ngoal ({GOAL_RECORDS:,} records verified in under {GOAL_S:.0f} s): "
-              f"{'met' if payload['goal_met'] else 'NOT met'} (verify_branch: {shown})")
+              f"{'met' if payload['goal_met'] else 'NOT met'} (the slower of verify_branch and verify_checkpointed: "
+              f"{shown})")
     write_results("audit", payload)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cli.output import echo
 from cli.plan import cli_errors, load_cli_settings
 from engines.settings import Settings
 from hypergov import naming
@@ -89,19 +90,19 @@ def verify_cmd(settings_file: Path | None, repo: str | None, branch: str | None,
         verdict = verify_branch(AuditStore(path, branch=branch), checkpoint=links, allowed=keys,
                                 witnesses=witnesses_of(settings, witness))
     if as_json:
-        click.echo(json.dumps({**verdict.as_dict(), "repo": where}, indent=2))
+        echo(json.dumps({**verdict.as_dict(), "repo": where}, indent=2))
     elif verdict.broken is None:
         compared = (f"; matches the checkpoint (record {verdict.checkpoint.seq})" if verdict.checkpoint
                     else "")
-        click.echo(f"intact: {verdict.records} record(s) on {branch} of {where}{compared}")
+        echo(f"intact: {verdict.records} record(s) on {branch} of {where}{compared}")
         for judged in verdict.witnesses:
             newest = (f", the newest of {judged.newest.at} (record {judged.newest.seq})" if judged.newest else "")
-            click.echo(f"  witness {judged.where}: {judged.checkpoints} checkpoint(s) hold{newest}")
-        click.echo(f"  signatures: {verdict.signatures}")
+            echo(f"  witness {judged.where}: {judged.checkpoints} checkpoint(s) hold{newest}")
+        echo(f"  signatures: {verdict.signatures}")
     else:
         bad = verdict.broken
-        click.echo(f"BROKEN: {bad.path}{f' (record {bad.seq})' if bad.seq is not None else ''}: {bad.why}", err=True)
-        click.echo(f"  {verdict.records} record(s) on branch {branch} of {where}", err=True)
+        echo(f"BROKEN: {bad.path}{f' (record {bad.seq})' if bad.seq is not None else ''}: {bad.why}", err=True)
+        echo(f"  {verdict.records} record(s) on branch {branch} of {where}", err=True)
     sys.exit(0 if verdict.ok else 1)
 
 
@@ -144,13 +145,13 @@ def log_cmd(settings_file: Path | None, repo: str | None, branch: str | None, pr
     with opened(where, branch=branch) as path:
         records = history(AuditStore(path, branch=branch), LogFilter(stacks=stacks, since=since))
     if as_json:
-        click.echo(json.dumps(records, indent=2, sort_keys=True))
+        echo(json.dumps(records, indent=2, sort_keys=True))
         return
     for r in records:
         stack = r.get("stack") or ",".join(s.get("stack", "?") for s in r.get("stacks", [])) or r.get("subject", "")
         source = str(r.get("source_commit") or "")[:12]
         author = f" by {r['source_author']}" if r.get("source_author") else ""
-        click.echo(f"{r.get('seq', '?'):>6}  {str(r.get('at', ''))[:19]}  {r.get('type', '?'):<11} {stack:<24} "
+        echo(f"{r.get('seq', '?'):>6}  {str(r.get('at', ''))[:19]}  {r.get('type', '?'):<11} {stack:<24} "
                    f"{r.get('outcome') or '-':<11} {source}{author}")
     if not records:
-        click.echo("no records match", err=True)
+        echo("no records match", err=True)

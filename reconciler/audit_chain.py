@@ -5,10 +5,13 @@ records themselves, whoever rewrote the Git objects around them.
 Each record is canonical JSON (sorted keys, no insignificant whitespace, UTF-8): the bytes that
 are hashed are exactly the bytes stored (plus one newline). A record carries `seq` (1, 2, ...)
 and `prev`, the SHA-256 of the previous record's canonical bytes (64 zeros for the first), and
-lives at `records/<seq, 8 digits>-<type>-<subject>.json`, so the directory listing is the chain's
-order. What the chain alone cannot see (the last records removed, or the whole branch rebuilt
-consistently) the checkpoint the daemon keeps can: the last sequence number and record hash it
-wrote (`check_checkpoint`).
+lives at `records/<seq // 10000>/<seq // 100 % 100>/<seq, 8 digits>-<type>-<subject>.json`: a
+hundred records per directory, so each commit rewrites three small trees, not one listing every
+record so far (which made every reading of the branch's history quadratic). Trails written before
+that keep their first records at `records/<seq, 8 digits>-...` (the legacy flat layout): accepted
+before the first sharded record, never after. What the chain alone cannot see (the last records
+removed, or the whole branch rebuilt consistently) the checkpoints can: the last sequence number
+and record hash written (`check_checkpoint`, `audit_checkpoints`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 GENESIS = "0" * 64
 RECORDS_DIR = "records"
+SHARD = 100  # records per directory, and directories per directory above
 RECORD_TYPES = ("intent", "outcome", "rejected", "refused", "interrupted", "prune")
 _SUBJECT = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -40,10 +44,48 @@ def file_bytes(record: Mapping[str, Any]) -> bytes:
     return canonical(record) + b"\n"
 
 
-def record_path(record: Mapping[str, Any]) -> str:
-    """`records/00000042-outcome-project-vision.json`: the chain's order is the listing's order."""
+def record_name(record: Mapping[str, Any]) -> str:
+    """`00000042-outcome-project-vision.json`: the file name, whose order is the chain's."""
     subject = _SUBJECT.sub("_", str(record.get("stack") or record.get("subject") or "pass"))
-    return f"{RECORDS_DIR}/{int(record['seq']):08d}-{record['type']}-{subject}.json"
+    return f"{int(record['seq']):08d}-{record['type']}-{subject}.json"
+
+
+def record_path(record: Mapping[str, Any]) -> str:
+    """`records/0001/23/00012345-outcome-project-vision.json`: where a record is written."""
+    seq = int(record["seq"])
+    return f"{RECORDS_DIR}/{seq // SHARD ** 2:04d}/{seq // SHARD % SHARD:02d}/{record_name(record)}"
+
+
+def flat_record_path(record: Mapping[str, Any]) -> str:
+    """`records/00000042-outcome-project-vision.json`: the legacy flat layout of older trails."""
+    return f"{RECORDS_DIR}/{record_name(record)}"
+
+
+def seq_of_path(path: str) -> int | None:
+    """The sequence number a record's file name carries (None when it carries none)."""
+    digits = path.rsplit("/", 1)[-1].split("-", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def chain_order(path: str) -> tuple[int, str]:
+    """Sort key of record paths in the chain's order, whatever their layout."""
+    seq = seq_of_path(path)
+    return (-1 if seq is None else seq, path)
+
+
+def misplaced(record: Mapping[str, Any], path: str, *, sharded_before: bool) -> str | None:
+    """Why `record` does not belong at `path` (None when it does): its sharded path, or its flat
+    one while no sharded record came before it."""
+    if path == record_path(record) or (path == flat_record_path(record) and not sharded_before):
+        return None
+    if path == flat_record_path(record):
+        return (f"a record in the legacy flat layout after records in the sharded one: it belongs at "
+                f"{record_path(record)}")
+    return f"its content belongs at {record_path(record)}: records were renamed or reordered"
+
+
+def is_sharded(path: str) -> bool:
+    return path.count("/") > 1
 
 
 @dataclass(frozen=True)
@@ -105,17 +147,18 @@ def verify_chain(files: Sequence[tuple[str, bytes]]) -> ChainVerdict:
     """Recompute the chain over the records (path, bytes), in path order: each record parsed and
     serialized once, its hash taken over the bytes stored (they are its canonical form plus the
     newline, checked); at the first anomaly the careful walk (`explain_chain`) says what and why."""
-    last = START
+    last, sharded = START, False
     hashes: dict[int, str] = {}
-    for path, data in sorted(files):
+    for path, data in sorted(files, key=lambda f: chain_order(f[0])):
         try:
             record = json.loads(data)
         except ValueError:
             return explain_chain(files)
         if (not isinstance(record, dict) or record.get("type") not in RECORD_TYPES or record.get("seq") != last.seq + 1
                 or type(record["seq"]) is not int or record.get("prev") != last.sha256 or data != file_bytes(record)
-                or record_path(record) != path):
+                or misplaced(record, path, sharded_before=sharded)):
             return explain_chain(files)
+        sharded = sharded or is_sharded(path)
         last = Link(record["seq"], hashlib.sha256(data[:-1]).hexdigest())
         hashes[last.seq] = last.sha256
     return ChainVerdict(len(hashes), last, None, hashes)
@@ -126,13 +169,15 @@ def explain_chain(files: Sequence[tuple[str, bytes]]) -> ChainVerdict:
     record and says why: not canonical, named unlike its content, a sequence number missing
     (deleted) or repeated (inserted, reordered), or a `prev` that is not the hash of the record
     before it (that record was edited, or one was inserted or removed before this one)."""
-    last, prev_path = START, ""
+    last, prev_path, sharded = START, "", False
     hashes: dict[int, str] = {}
     inserted = _duplicate(files)
-    for path, data in sorted(files):
-        bad = _malformed(path, data) or (inserted if inserted and inserted.path == path else None)
+    for path, data in sorted(files, key=lambda f: chain_order(f[0])):
+        bad = (_malformed(path, data, sharded_before=sharded)
+               or (inserted if inserted and inserted.path == path else None))
         if bad is not None:
             return ChainVerdict(len(hashes), last, bad, hashes)
+        sharded = sharded or is_sharded(path)
         record = json.loads(data)
         seq = record["seq"]
         expected = last.seq + 1
@@ -154,8 +199,8 @@ def _duplicate(files: Sequence[tuple[str, bytes]]) -> Break | None:
     """Two records with one sequence number: the one the next record does not vouch for (its
     `prev` is the other's hash) was inserted; the later one by name when nothing tells."""
     by_seq: dict[int, list[tuple[str, dict[str, Any]]]] = {}
-    for path, data in sorted(files):
-        if _malformed(path, data) is None:
+    for path, data in sorted(files, key=lambda f: chain_order(f[0])):
+        if _malformed(path, data, sharded_before=False) is None:
             record = json.loads(data)
             by_seq.setdefault(record["seq"], []).append((path, record))
     for seq, found in sorted(by_seq.items()):
@@ -168,7 +213,7 @@ def _duplicate(files: Sequence[tuple[str, bytes]]) -> Break | None:
     return None
 
 
-def _malformed(path: str, data: bytes) -> Break | None:
+def _malformed(path: str, data: bytes, *, sharded_before: bool) -> Break | None:
     try:
         record = json.loads(data)
     except ValueError:
@@ -178,10 +223,8 @@ def _malformed(path: str, data: bytes) -> Break | None:
         return Break(path, None, "not an audit record (seq, prev and a known type are required)")
     if data != file_bytes(record):
         return Break(path, record["seq"], "not in canonical form: the file was edited by hand")
-    if record_path(record) != path:
-        return Break(path, record["seq"], f"its content belongs at {record_path(record)}: records were renamed "
-                     "or reordered")
-    return None
+    why = misplaced(record, path, sharded_before=sharded_before)
+    return Break(path, record["seq"], why) if why else None
 
 
 def _prev_mismatch(path: str, seq: int, prev: str, last: Link, prev_path: str) -> Break:

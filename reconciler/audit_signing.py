@@ -11,7 +11,10 @@ runs) costs microseconds a signature instead of a process, which is what lets `a
 check 100,000 records in seconds; a test checks that `git verify-commit` accepts what we sign.
 
 Keys are Ed25519 (OpenSSH's default): one per writer, from `audit_signing_key` or generated on
-first use in the state directory.
+first use in the state directory. Keys are read and signatures made with `cryptography`;
+signatures are checked with libsodium (PyNaCl), whose Ed25519 verification takes 60 us where the
+OpenSSL that `cryptography` bundles takes 150 (measured here; the check dominates `audit verify`
+of a trail without checkpoints: 50,000 commits at 100,000 records).
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
 
 from engines.outcomes import PermanentError
 from hypergov.redaction import register_key
@@ -194,8 +198,8 @@ def check(armored: str, message: bytes, namespace: str, allowed: Iterable[bytes]
     digest = hashlib.new(hash_name.decode(), message).digest()
     data = MAGIC + _string(signed_ns) + _string(b"") + _string(hash_name) + _string(digest)
     try:
-        Ed25519PublicKey.from_public_bytes(raw_key).verify(raw_sig, data)
-    except (InvalidSignature, ValueError):
+        VerifyKey(raw_key).verify(data, raw_sig)
+    except (BadSignatureError, ValueError, TypeError):
         return Checked(None, f"a bad signature by {fingerprint(key)} (the signed content was changed)")
     return Checked(key)
 

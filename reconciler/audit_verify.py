@@ -11,16 +11,18 @@ keys the checkpoints publish, an allowed-signers file). The first bad record is 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reconciler.audit_chain import RECORDS_DIR, START, Break, Link, check_checkpoint, verify_chain
+from reconciler.audit_chain import RECORDS_DIR, START, Break, Link, check_checkpoint, seq_of_path, verify_chain
 from reconciler.audit_checkpoints import HeadRelation, WitnessVerdict, branch_dir, judge
 from reconciler.audit_signing import GIT_NAMESPACE, Checked, allowed_signers_text, check, split_signature
 from reconciler.audit_store import AuditStore, AuditWriteError
@@ -69,7 +71,12 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
         return Verification(str(store.repo), store.branch, tip, records, last, broken, newest, signed, judged,
                             signatures)
 
-    verdict = verify_chain(store.files(tip)) if tip else None
+    with ThreadPoolExecutor(2) as pool:  # git log, and the signatures when no witness narrows them, run beside
+        history = pool.submit(history_break, store, tip) if tip else None
+        every_commit = pool.submit(check_commits, store, tip, frozenset(allowed)) \
+            if tip and allowed and not witnesses else None
+        verdict = verify_chain(store.files(tip)) if tip else None
+        history_broken = history.result() if history else None
     hashes = verdict.hashes if verdict else {}
     last = verdict.last if verdict else START
     judged = tuple(judge(where=w.where, branch=store.branch, hashes=hashes, last_seq=last.seq,
@@ -80,7 +87,7 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
                if newest else None)
         found = next((j.broken for j in judged if j.broken), None)
         return result(0, START, Break(store.branch, None, why) if why else found, judged=judged)
-    broken = (history_break(store, tip) or verdict.broken or check_checkpoint(verdict, checkpoint)
+    broken = (history_broken or verdict.broken or check_checkpoint(verdict, checkpoint)
               or next((j.broken for j in judged if j.broken), None))
     keys = set(allowed).union(*(j.signers for j in judged))
     off = sorted({w for j in judged for w in j.unsigned_writers})
@@ -94,7 +101,8 @@ def verify_branch(store: AuditStore, *, checkpoint: Sequence[Link] = (), allowed
         return result(verdict.records, verdict.last, None, judged=judged, signatures=(
             "not checked: no allowed signers known (no witness checkpoint, no --allowed-signers)"))
     vouched = max((j.vouched for j in judged if j.vouched), key=lambda s: s.seq, default=None)
-    signed, bad = check_commits(store, tip, keys, since=vouched.head if vouched else None)
+    signed, bad = every_commit.result() if every_commit else check_commits(store, tip, keys,
+                                                                           since=vouched.head if vouched else None)
     after = " after them" if vouched else ""
     said = (f"records 1-{vouched.seq} vouched for by signed checkpoints; " if vouched else "") + \
         f"{signed} commit(s){after} checked against {len(keys)} allowed key(s)"
@@ -114,29 +122,43 @@ def check_commits(store: AuditStore, tip: str, keys: Collection[bytes], *,
                   since: str | None = None) -> tuple[int, Break | None]:
     """Every commit of the branch signed by one of `keys`, read in one `cat-file --batch` and
     checked in-process (`audit_signing`; a key type we do not check here goes to `git
-    verify-commit`). `since`: the head a signed checkpoint saw (`judge` has found it in the
-    branch's history): only the commits after it, since the checkpoint and the chain vouch for
-    every record it holds. How many were checked, and the first that is not good (oldest first)."""
+    verify-commit`), spread over the cores (the Ed25519 check releases the GIL). `since`: the
+    head a signed checkpoint saw (`judge` has found it in the branch's history): only the commits
+    after it, since the checkpoint and the chain vouch for every record it holds. How many were
+    checked, and the first that is not good (oldest first)."""
     commits = store.git("rev-list", "--reverse", tip, *([f"^{since}"] if since else [])).stdout.decode().split()
     if not commits:
         return 0, None
-    out = store.git("cat-file", "--batch", stdin="".join(f"{c}\n" for c in commits).encode()).stdout
-    at = 0
-    for commit in commits:
-        header_end = out.index(b"\n", at)
-        size = int(out[at:header_end].split()[2])
-        body = out[header_end + 1:header_end + 1 + size]
-        at = header_end + 1 + size + 1
-        signature, payload = split_signature(body)
-        if signature is None:
-            return len(commits), Break(f"commit {commit[:12]}", None, _what_it_added(store, commit,
-                                       "is not signed: it was not written by a hypergov writer (forged?)"))
-        verdict = check(signature, payload, GIT_NAMESPACE, allowed=keys)
-        if verdict.foreign:
-            verdict = _git_verify(store, commit, keys)
-        if verdict.signer is None:
-            return len(commits), Break(f"commit {commit[:12]}", None, _what_it_added(store, commit, verdict.why))
-    return len(commits), None
+    bodies = store.objects(commits)
+
+    def first_bad(part: range) -> Break | None:
+        for n in part:
+            why = _signature_fault(store, commits[n], bodies[n], keys)
+            if why is not None:
+                return Break(f"commit {commits[n][:12]}", None, _what_it_added(store, commits[n], why))
+        return None
+
+    parts = [range(n, min(n + _CHUNK, len(commits))) for n in range(0, len(commits), _CHUNK)]
+    pool = ThreadPoolExecutor(os.cpu_count() or 1)
+    try:
+        found = next((bad for bad in pool.map(first_bad, parts) if bad is not None), None)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return len(commits), found
+
+
+_CHUNK = 512  # commits a worker checks at a time
+
+
+def _signature_fault(store: AuditStore, commit: str, body: bytes, keys: Collection[bytes]) -> str | None:
+    """What is wrong with `commit`'s signature (None: a good one by an allowed key)."""
+    signature, payload = split_signature(body)
+    if signature is None:
+        return "is not signed: it was not written by a hypergov writer (forged?)"
+    verdict = check(signature, payload, GIT_NAMESPACE, allowed=keys)
+    if verdict.foreign:
+        verdict = _git_verify(store, commit, keys)
+    return None if verdict.signer is not None else verdict.why
 
 
 def _what_it_added(store: AuditStore, commit: str, why: str) -> str:
@@ -163,25 +185,22 @@ def history_break(store: AuditStore, tip: str) -> Break | None:
     and the checkpoint's to find)."""
     log = store.git("log", "--reverse", "--first-parent", "--no-renames", "--name-status",
                     "--format=%x00%H %an <%ae> %cI", tip, "--", f"{RECORDS_DIR}/").stdout.decode(errors="replace")
-    newest = ""
+    newest = 0
     for block in filter(None, log.split("\0")):
         header, *changes = [line for line in block.splitlines() if line.strip()]
         commit, who = header.split(" ", 1)
         for change in changes:
             status, path = change.split("\t", 1)
+            seq = seq_of_path(path)
             what = {"M": "edited", "D": "deleted", "T": "changed"}.get(status[0])
-            if what is None and path <= newest:
-                what = f"inserted before {newest}"
+            if what is None and seq is None:
+                what = "added under a name no record has"
+            elif what is None and seq is not None and seq <= newest:
+                what = f"inserted before record {newest}"
             if what is not None:
-                return Break(path, _seq_of(path), f"{what} by commit {commit[:12]} ({who}): audit records are only "
-                             "ever added")
-            newest = max(newest, path)
+                return Break(path, seq, f"{what} by commit {commit[:12]} ({who}): audit records are only ever added")
+            newest = max(newest, seq or 0)
     return None
-
-
-def _seq_of(path: str) -> int | None:
-    digits = path.removeprefix(f"{RECORDS_DIR}/").split("-", 1)[0]
-    return int(digits) if digits.isdigit() else None
 
 
 @contextmanager

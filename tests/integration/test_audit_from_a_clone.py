@@ -36,6 +36,7 @@ from reconciler.audit_signing import SigningKey
 from reconciler.audit_store import AuditStore
 from reconciler.audit_verify import verify_branch
 from reconciler.audit_witness import witnesses_of
+from tests.audit_trail import records_at
 from tests.integration.conftest import CREDENTIALS, MANAGEMENT, REGION
 from tests.reconciler.test_audit_verify import mallory_commit
 
@@ -111,8 +112,7 @@ def trail(endpoint: EmbeddedAwsProcess, tmp_path: Path, request: pytest.FixtureR
 
 
 def _records(trail: Trail) -> list[dict[str, object]]:
-    names = trail.git("ls-tree", "--name-only", f"{BRANCH}:records").split()
-    return [json.loads(trail.git("show", f"{BRANCH}:records/{n}")) for n in names]
+    return records_at(trail.remote, BRANCH)
 
 
 def test_the_untouched_trail_is_intact_from_a_clone(trail: Trail) -> None:
@@ -159,7 +159,7 @@ def test_a_forged_record_appended_with_a_correct_chain_link_is_found(trail: Trai
     assert forged[0]["seq"] == 5 and forger.push().error is None  # the chain link is right: it is pushed
     result = trail.verify()
     assert result.exit_code == 1, result.output
-    assert "records/00000005-outcome-project-vision.json" in result.output
+    assert "records/0000/00/00000005-outcome-project-vision.json" in result.output
     said = "is not signed" if signed_by == "nobody" else "which is not an allowed signer"
     assert said in result.output
 

@@ -30,6 +30,7 @@ from reconciler.audit_chain import verify_chain
 from reconciler.audit_signing import SigningKey, allowed_signers
 from reconciler.audit_store import AuditConflictError, AuditStore
 from reconciler.audit_verify import verify_branch
+from tests.audit_trail import records_at
 
 SECRET = "s3cr3t-value-never-recorded"
 BRANCH = "hypergov/audit"
@@ -57,11 +58,7 @@ def _log(root: Path, state: Path, **kwargs: Any) -> AuditLog:
 
 
 def _records(repo: Path, ref: str = BRANCH) -> list[dict[str, Any]]:
-    """The records at `ref`, read with git itself (not with hypergov's reader)."""
-    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", f"{ref}:records"], capture_output=True,
-                           text=True, check=True).stdout.split()
-    return [json.loads(subprocess.run(["git", "-C", str(repo), "show", f"{ref}:records/{n}"], capture_output=True,
-                                      check=True).stdout) for n in sorted(names)]
+    return records_at(repo, ref)
 
 
 def test_records_go_to_the_audit_branch_only_and_leave_a_persons_work_alone(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from reconciler.audit_chain import (
     check_checkpoint,
     explain_chain,
     file_bytes,
+    flat_record_path,
     record_path,
     verify_chain,
 )
@@ -27,6 +28,9 @@ PAYLOADS = [{"type": "intent", "stacks": [{"stack": "org"}], "intent": "i1"},
             {"type": "outcome", "stack": "org", "intent": "i1", "outcome": "applied"},
             {"type": "intent", "stacks": [{"stack": "project-vision"}], "intent": "i2"},
             {"type": "outcome", "stack": "project-vision", "intent": "i2", "outcome": "failed"}]
+
+
+IN = "records/0000/00/"  # the directory of records 1-99
 
 
 def _files(records: list[dict[str, object]]) -> list[tuple[str, bytes]]:
@@ -49,8 +53,34 @@ def test_records_are_numbered_and_chained_from_the_genesis_value() -> None:
         expected = hashlib.sha256(json.dumps(before, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         assert after["prev"] == expected
     assert [record_path(r) for r in records] == [
-        "records/00000001-intent-pass.json", "records/00000002-outcome-org.json",
-        "records/00000003-intent-pass.json", "records/00000004-outcome-project-vision.json"]
+        "records/0000/00/00000001-intent-pass.json", "records/0000/00/00000002-outcome-org.json",
+        "records/0000/00/00000003-intent-pass.json", "records/0000/00/00000004-outcome-project-vision.json"]
+
+
+@pytest.mark.parametrize(("seq", "path"), [
+    (99, "records/0000/00/00000099-intent-pass.json"), (100, "records/0000/01/00000100-intent-pass.json"),
+    (9_999, "records/0000/99/00009999-intent-pass.json"), (10_000, "records/0001/00/00010000-intent-pass.json"),
+    (1_234_567, "records/0123/45/01234567-intent-pass.json")])
+def test_a_hundred_records_to_a_directory_and_a_hundred_directories_above(seq: int, path: str) -> None:
+    """Each commit rewrites three small trees, never one that lists every record so far."""
+    assert record_path({"seq": seq, "type": "intent"}) == path
+
+
+def test_trails_of_the_flat_layout_verify_and_continue_sharded() -> None:
+    """Records written before the sharded layout stay where they are: accepted in the flat
+    `records/` directory before the first sharded record, refused after one."""
+    records = chained(PAYLOADS, START)
+    flat = [(flat_record_path(r), file_bytes(r)) for r in records]
+    assert flat[0][0] == "records/00000001-intent-pass.json"
+    assert verify_chain(flat).ok
+    mixed = [*flat[:2], *_files(records[2:])]
+    verdict = verify_chain(mixed)
+    assert verdict.ok and verdict.records == 4 and verdict == explain_chain(mixed)
+    late = [*_files(records[:2]), *flat[2:]]
+    verdict = verify_chain(late)
+    assert verdict.broken is not None and verdict.broken.path == "records/00000003-intent-pass.json"
+    assert "legacy flat layout after records in the sharded one" in verdict.broken.why
+    assert verdict == explain_chain(late)
 
 
 def test_a_chain_continues_after_a_given_link() -> None:
@@ -89,17 +119,17 @@ def _renumber(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
 
 
 @pytest.mark.parametrize(("tamper", "path", "why"), [
-    pytest.param(_edit, "records/00000003-intent-pass.json", "record 2 (records/00000002-outcome-org.json) hashes to",
+    pytest.param(_edit, f"{IN}00000003-intent-pass.json", f"record 2 ({IN}00000002-outcome-org.json) hashes to",
                  id="edited"),
-    pytest.param(lambda f: [f[0], *f[2:]], "records/00000003-intent-pass.json", "record 2 is missing", id="deleted"),
-    pytest.param(_insert, "records/00000002-outcome-org-forged.json", "a record was inserted", id="inserted"),
-    pytest.param(_reorder, "records/00000002-outcome-org.json", "belongs at records/00000003-intent-pass.json",
+    pytest.param(lambda f: [f[0], *f[2:]], f"{IN}00000003-intent-pass.json", "record 2 is missing", id="deleted"),
+    pytest.param(_insert, f"{IN}00000002-outcome-org-forged.json", "a record was inserted", id="inserted"),
+    pytest.param(_reorder, f"{IN}00000002-outcome-org.json", f"belongs at {IN}00000003-intent-pass.json",
                  id="reordered"),
-    pytest.param(_renumber, "records/00000002-intent-pass.json", "record 1 was edited, or this record was edited",
+    pytest.param(_renumber, f"{IN}00000002-intent-pass.json", "record 1 was edited, or this record was edited",
                  id="renumbered"),
     pytest.param(lambda f: [f[0], (f[1][0], f[1][1].replace(b",", b", ")), *f[2:]],
-                 "records/00000002-outcome-org.json", "not in canonical form", id="whitespace"),
-    pytest.param(lambda f: [(f[0][0], b"{not json"), *f[1:]], "records/00000001-intent-pass.json", "not JSON",
+                 f"{IN}00000002-outcome-org.json", "not in canonical form", id="whitespace"),
+    pytest.param(lambda f: [(f[0][0], b"{not json"), *f[1:]], f"{IN}00000001-intent-pass.json", "not JSON",
                  id="garbage"),
 ])
 def test_each_kind_of_tampering_names_the_first_bad_record(tamper, path: str, why: str) -> None:  # type: ignore[no-untyped-def]

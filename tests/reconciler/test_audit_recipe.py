@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _recipe() -> list[str]:
-    block = re.search(r"```sh\n(git show hypergov/audit:records/00000001.*?)```", README.read_text(), re.DOTALL)
+    block = re.search(r"```sh\n(git show hypergov/audit:records/0000/00/00000001.*?)```", README.read_text(), re.DOTALL)
     assert block is not None, "README.md lost the hand recipe for a chain link"
     return [line.split("   #")[0].strip() for line in block.group(1).splitlines() if line.startswith("git show")]
 

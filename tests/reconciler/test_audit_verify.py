@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from cli.main import main
 from reconciler.audit import AuditLog
 from reconciler.audit_chain import START, chained, file_bytes, payload_of, record_path
+from tests.audit_trail import record_files
 
 BRANCH = "hypergov/audit"
 Files = dict[str, bytes]
@@ -57,9 +58,7 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None, env: dict[str, str]
 
 
 def _files(repo: Path) -> Files:
-    names = _git(repo, "ls-tree", "--name-only", f"{BRANCH}:records").split()
-    return {f"records/{n}": subprocess.run(["git", "-C", str(repo), "show", f"{BRANCH}:records/{n}"],
-                                           capture_output=True, check=True).stdout for n in names}
+    return record_files(repo, BRANCH)
 
 
 def mallory_commit(repo: Path, files: Files, *, parent: str | None) -> str:
@@ -89,29 +88,32 @@ def _rewrite(repo: Path, change: Callable[[list[dict[str, object]]], list[dict[s
     _git(repo, "update-ref", f"refs/heads/{BRANCH}", forced)
 
 
+IN = "records/0000/00/"  # the directory of records 1-99
+
+
 def _edit(files: Files) -> Files:
-    path = "records/00000002-outcome-project-speech.json"
+    path = f"{IN}00000002-outcome-project-speech.json"
     return {**files, path: files[path].replace(b'"applied"', b'"failed"')}
 
 
 def _insert(files: Files) -> Files:
-    forged = {**json.loads(files["records/00000002-outcome-project-speech.json"]), "stack": "project-nlp"}
+    forged = {**json.loads(files[f"{IN}00000002-outcome-project-speech.json"]), "stack": "project-nlp"}
     return {**files, record_path(forged): file_bytes(forged)}
 
 
 def _reorder(files: Files) -> Files:
-    a, b = "records/00000002-outcome-project-speech.json", "records/00000003-intent-pass.json"
+    a, b = f"{IN}00000002-outcome-project-speech.json", f"{IN}00000003-intent-pass.json"
     return {**files, a: files[b], b: files[a]}
 
 
 TAMPERED = [
-    pytest.param(lambda r: _tamper(r, _edit), "records/00000002-outcome-project-speech.json (record 2): edited by "
-                 "commit", id="edited"),
+    pytest.param(lambda r: _tamper(r, _edit), f"{IN}00000002-outcome-project-speech.json (record 2): edited by commit",
+                 id="edited"),
     pytest.param(lambda r: _tamper(r, lambda f: {k: v for k, v in f.items() if "00000002" not in k}),
-                 "records/00000002-outcome-project-speech.json (record 2): deleted by commit", id="deleted"),
-    pytest.param(lambda r: _tamper(r, _insert), "records/00000002-outcome-project-nlp.json (record 2): inserted "
-                 "before records/00000004-outcome-cluster-gpu-west.json", id="inserted"),
-    pytest.param(lambda r: _tamper(r, _reorder), "records/00000002-outcome-project-speech.json (record 2): edited "
+                 f"{IN}00000002-outcome-project-speech.json (record 2): deleted by commit", id="deleted"),
+    pytest.param(lambda r: _tamper(r, _insert), f"{IN}00000002-outcome-project-nlp.json (record 2): inserted "
+                 "before record 4", id="inserted"),
+    pytest.param(lambda r: _tamper(r, _reorder), f"{IN}00000002-outcome-project-speech.json (record 2): edited "
                  "by commit", id="reordered"),
     pytest.param(lambda r: _rewrite(r, lambda p: p[:3]), "checkpoint (seq 4) (record 4): the branch ends at record 3, "
                  "but record 4 was written", id="rewritten-tail-dropped"),
@@ -119,7 +121,7 @@ TAMPERED = [
                  "checkpoint (seq 4) (record 4): record 4 is not the one written", id="rewritten-edited"),
     pytest.param(lambda r: _git(r, "update-ref", f"refs/heads/{BRANCH}", mallory_commit(r, {
         k: v for k, v in _files(r).items() if "00000002" not in k}, parent=None)),
-                 "records/00000003-intent-pass.json (record 3): record 2 is missing", id="rewritten-middle-dropped"),
+                 f"{IN}00000003-intent-pass.json (record 3): record 2 is missing", id="rewritten-middle-dropped"),
 ]
 
 
@@ -170,3 +172,33 @@ def test_audit_log_per_project_cluster_and_date(gov: Path) -> None:
     assert future.exit_code == 0 and json.loads(future.stdout) == []
     bad = runner.invoke(main, ["audit", "log", "--since", "yesterday"], env=_env(gov))
     assert bad.exit_code == 1 and "Traceback" not in bad.output
+
+
+def test_a_trail_of_the_flat_layout_continues_sharded_and_stays_intact(tmp_path: Path) -> None:
+    """A trail written before the sharded layout (records flat in `records/`, as that version's
+    writer made them) is read and continued where it is: the next record goes to its shard,
+    `audit verify` finds the whole trail intact, and a flat record added after a sharded one is
+    named."""
+    root = tmp_path / "gov"
+    git.Repo.init(root, initial_branch="main")
+    (root / "config").mkdir()
+    old = chained([{"type": "intent", "intent": "i1", "stacks": [{"stack": "org"}]},
+                   {"type": "outcome", "intent": "i1", "stack": "org", "outcome": "applied"}], START)
+    flat = {f"records/{r['seq']:08d}-{r['type']}-{r.get('stack') or 'pass'}.json": file_bytes(r) for r in old}
+    _git(root, "update-ref", f"refs/heads/{BRANCH}", mallory_commit(root, flat, parent=None))
+    log = AuditLog.open(root, state_dir=tmp_path / "state", branch=BRANCH)
+    log.write([{"type": "intent", "intent": "i2", "stacks": [{"stack": "org"}]}], subject="intent")
+    assert list(record_files(root)) == ["records/00000001-intent-pass.json", "records/00000002-outcome-org.json",
+                                        "records/0000/00/00000003-intent-pass.json"]
+    result = _verify(root)
+    assert result.exit_code == 0, result.output
+    assert "intact: 3 record(s)" in result.output
+    late = chained([{"type": "outcome", "intent": "i2", "stack": "org", "outcome": "applied"}],
+                   log.store.link_at(log.store.tip()))[0]
+    tip = _git(root, "rev-parse", BRANCH)
+    _git(root, "update-ref", f"refs/heads/{BRANCH}", mallory_commit(
+        root, {**record_files(root), "records/00000004-outcome-org.json": file_bytes(late)}, parent=tip))
+    result = _verify(root)
+    assert result.exit_code == 1, result.output
+    assert "records/00000004-outcome-org.json (record 4): a record in the legacy flat layout after records in the " \
+           "sharded one" in result.output

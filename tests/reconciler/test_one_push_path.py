@@ -13,7 +13,6 @@ terraform is in tests/integration)."""
 from __future__ import annotations
 
 import ast
-import json
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +26,7 @@ from engines.outcomes import permanent
 from engines.plan import Action, ApplyResult, Plan, ResourceChange, StackName
 from reconciler.audit import AuditLog
 from reconciler.rollout import Carrying, Prepared, Source, carry_out
+from tests.audit_trail import records_at
 from tests.example_tree import example_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,10 +166,7 @@ def _clone_of_a_bare_remote(tmp_path: Path) -> tuple[Path, Path]:
 
 def _on_remote(remote: Path) -> list[dict[str, Any]]:
     """The records on the remote's audit branch, read with git itself."""
-    names = subprocess.run(["git", "-C", str(remote), "ls-tree", "--name-only", f"{BRANCH}:records"],
-                           capture_output=True, text=True, check=False).stdout.split()
-    return [json.loads(subprocess.run(["git", "-C", str(remote), "show", f"{BRANCH}:records/{n}"],
-                                      capture_output=True, check=True).stdout) for n in sorted(names)]
+    return records_at(remote, BRANCH)
 
 
 def _updates(remote: Path) -> int:

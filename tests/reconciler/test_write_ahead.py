@@ -6,7 +6,6 @@ failpoints kill the process with SIGKILL."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -25,16 +24,14 @@ from reconciler.audit_store import AuditWriteError
 from reconciler.pass_result import Scope
 from reconciler.reconcile import with_replan
 from reconciler.write_ahead import apply_audited, resolve_interrupted
+from tests.audit_trail import records_at
 from tests.example_tree import example_tree
 
 BRANCH = "hypergov/audit"
 
 
 def _records(repo: Path) -> list[dict[str, Any]]:
-    proc = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", f"{BRANCH}:records"],
-                          capture_output=True, text=True, check=False)
-    return [json.loads(subprocess.run(["git", "-C", str(repo), "show", f"{BRANCH}:records/{n}"], capture_output=True,
-                                      check=True).stdout) for n in sorted(proc.stdout.split())]
+    return records_at(repo, BRANCH)
 
 
 def _plan(stack: str) -> Plan:
