@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # The product's packages, top layer first (ARCHITECTURE.md has the picture).
 PACKAGES := cli reconciler embedded_aws usage engines capacity stacks components hypergov
 
-.PHONY: test test-fast tools demo lint typecheck bench lock schema golden prometheusrule clean
+.PHONY: test test-fast tools demo lint typecheck bench lock schema golden prometheusrule proto clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@command -v terraform >/dev/null || { echo "error: terraform is not on PATH (needed by the terraform engine and its tests)"; exit 1; }
@@ -73,6 +73,11 @@ golden: $(STAMP)
 # from deploy/prometheus/alerts.yaml; tests/deploy/test_prometheusrule.py fails while they differ.
 prometheusrule: $(STAMP)
 	$(BIN)/python -m tests.deploy.regen_prometheusrule
+
+# Regenerate the provider plugin protocol's message classes (engines/provider/proto/tfplugin5_pb2.py and
+# .pyi) from tfplugin5.proto; tests/engines/test_provider_proto.py fails while they differ.
+proto: $(STAMP)
+	$(BIN)/python -m tests.engines.regen_proto
 
 # Re-resolve the pins after editing requirements.in.
 lock:

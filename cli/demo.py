@@ -17,7 +17,9 @@ request scales its p4d group 8 -> 12, its plan shows the GPUs gained, and the da
 Then a quota is changed by hand with boto3 and one is made for a team the tree does not know:
 the scheduled scan finds both and repairs the change, `hypergov drift --prune-unmanaged` removes
 the other. `hypergov audit verify` passes on the remote and fails on a copy with one record
-edited by hand; the daemon's metrics are scraped. Everything lives under `.hypergov/demo/`; the
+edited by hand; the daemon's metrics are scraped. Last, a HyperPod cluster set up by hand with
+boto3 is imported as a tree by `hypergov import` (`cli.demo_import`), its report shown.
+Everything lives under `.hypergov/demo/`; the
 daemon and the endpoint are stopped at the end, whatever happens.
 """
 
@@ -57,7 +59,7 @@ ADMIN = git.Actor("platform-admin", "platform-admin@example.com")
 AUDIT_BRANCH = "hypergov/audit"  # the settings' default (engines/settings.py)
 DRIFT_EVERY = "10s"
 PASS_TIMEOUT_S = 900.0  # a first pass applies every stack with terraform: minutes on a loaded 2-core machine
-TOTAL = 13
+TOTAL = 14
 
 
 class DemoError(Exception):
@@ -240,10 +242,18 @@ def _story(story: Story) -> None:
         _show_metrics(port)
         story.hypergov("status", "--repo", str(story.state / "repo"))
     _usage(story)
+    with step(14, "start from what runs: a HyperPod cluster set up by hand (boto3, as a console user would), "
+                  "imported as a tree by hypergov import, with the report of what the tree cannot say"):
+        from cli.demo_import import show_import
+
+        imported = DEMO_DIR / "imported"
+        if show_import(story.endpoint, story.hypergov, org="config/org.yaml", out=str(imported)) != 2:
+            raise DemoError("hypergov import did not report the hand-made quota name and Edit association")
+        click.echo(f"      the imported tree: {imported}")
     click.secho("\ndemo complete: followed a remote, applied every stack, planned and applied a merge request, "
                 "scaled a declared cluster through another, found and repaired drift on a schedule, kept an audit "
                 "trail that verifies and catches an edit, traced last month's GPU-hours and their cost to the "
-                "teams and proposed guarantees from them",
+                "teams and proposed guarantees from them, imported a hand-made cluster as a tree",
                 fg="green", bold=True)
 
 
@@ -459,7 +469,8 @@ def _tampered_copy(remote: Path) -> Path:
     change (applied -> failed) and committed, as a person with push rights could."""
     copy = DEMO_DIR / "tampered"
     repo = git.Repo.clone_from(remote.as_uri(), copy, branch=AUDIT_BRANCH)
-    record = next(p for p in sorted((copy / "records").iterdir()) if "-outcome-" in p.name)
+    record = next(p for p in sorted((copy / "records").rglob("*.json"), key=lambda p: p.name)
+                  if "-outcome-" in p.name)
     record.write_text(re.sub(r'"applied"', '"failed"', record.read_text(), count=1))
     repo.index.add([str(record.relative_to(copy))])
     mallory = git.Actor("mallory", "mallory@example.com")

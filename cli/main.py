@@ -136,11 +136,12 @@ def _add_engine_commands() -> None:
     from cli.apply import apply_cmd  # the engines sit above the stacks
     from cli.audit import audit
     from cli.drift import drift_cmd
+    from cli.import_tree import import_cmd
     from cli.plan import plan_cmd
     from cli.reconcile import reconcile_cmd
     from cli.status import status_cmd
 
-    for command in (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd, status_cmd, audit, access_cmd):
+    for command in (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd, status_cmd, audit, access_cmd, import_cmd):
         main.add_command(command)
 
 

@@ -140,6 +140,7 @@ class Daemon:
     _last_alive: float | None = None
     _records: RecordStore | None = None
     _replica: Replica | None = None
+    _audit: AuditLog | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -179,11 +180,15 @@ class Daemon:
                                                           "cluster.progress", f"  {line}"))))
 
     def audit(self) -> AuditLog:
+        """The daemon's audit log, opened once (its signing key read, or made, and its witnesses
+        found on first use; its push counters last as long as the process)."""
         from reconciler.audit import AuditLog
 
-        shared = self.records() if self.settings.state_backend else None
-        return AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo), shared=shared,
-                                      alive_interval_s=self.settings.audit_alive_interval_s)
+        if self._audit is None:
+            shared = self.records() if self.settings.state_backend else None
+            self._audit = AuditLog.from_settings(self.settings, audit_repo_of(self.settings, self.repo), shared=shared,
+                                                 alive_interval_s=self.settings.audit_alive_interval_s)
+        return self._audit
 
     def replica(self) -> Replica | None:
         """With an S3 state backend this reconciler is one replica among any others on the same

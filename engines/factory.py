@@ -1,8 +1,9 @@
-"""Build the engine the settings ask for (`engine: auto | pulumi | terraform`), with every client
+"""Build the engine the settings ask for (`engine: auto | pulumi | terraform | provider`), with every client
 it needs, in one place. Every command, the reconciler and the demo get their engine here."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -17,12 +18,20 @@ from engines.kube import DynamicKubeApi, KubeApi
 from engines.objects import LocalRecords, RecordStore, S3Records
 from engines.plan import ApplyResult, Plan
 from engines.protocol import Engine
+from engines.provider.pool import ProviderPool, ProviderUnavailableError, provider_binary
 from engines.pulumi.engine import PulumiEngine
 from engines.settings import Settings
 from engines.terraform.backend import S3State, check_bucket
 from engines.terraform.engine import TerraformEngine
+from engines.terraform.provider_runner import ProviderRunner
 from engines.terraform.runner import TerraformRunner
-from engines.terraform.workspace import prepare_workspace, resolve_provider_source
+from engines.terraform.workspace import (
+    PROVIDER_ADDR,
+    PROVIDER_ENGINE_CACHE,
+    os_arch,
+    prepare_workspace,
+    resolve_provider_source,
+)
 from hypergov.model.tree import GovernanceTree
 
 
@@ -61,6 +70,25 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
     return TerraformEngine(settings=settings, tree=tree, workspace=workspace, runner=runner, hyperpod=hyperpod,
                            kube_api_for=kube_api_factory(settings), source_commit=source_commit,
                            adopt_with=clients, state=state, s3=s3)
+
+
+def provider_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
+                    environ: dict[str, str] | None = None) -> TerraformEngine:
+    """The terraform engine with the provider runner beneath it (`engine: provider`): the same
+    configuration, state, adoption and executors, the AWS provider spoken to directly from one
+    pool of processes for the whole run instead of a terraform process per step."""
+    if settings.state_backend:
+        raise ProviderUnavailableError(
+            "engine: provider keeps terraform's state in state_dir only so far; with state_backend set, use "
+            "engine: terraform (both read and write the same state format)")
+    engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
+    version, workspace = settings.terraform.provider_version, engine.workspace
+    place = Path(*PROVIDER_ADDR) / version / os_arch()
+    roots = [workspace.source.mirror] if workspace.source.mirror is not None else []
+    binary = provider_binary([root / place for root in [*roots, workspace.plugin_cache]])
+    pool = ProviderPool(binary=binary, environ=workspace.env(environ or dict(os.environ)),
+                        prepared_dir=workspace.root / PROVIDER_ENGINE_CACHE / "prepared")
+    return dataclasses.replace(engine, runner=ProviderRunner(pool), name="provider")
 
 
 def reconciler_records(settings: Settings, *, region: str | None = None) -> RecordStore:
@@ -115,11 +143,14 @@ def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str
     if records is None:
         records = reconciler_records(settings, region=tree.org.model.home_region if tree.org else None)
     owner = ownership.owner_of(records)
-    kind = settings.resolved_engine(owner=owner.engine if owner else None)
+    choice = settings.resolved_engine(owner=owner.engine if owner else None)
+    kind: ownership.EngineKind = "pulumi" if choice == "pulumi" else "terraform"  # provider: terraform's state
     ownership.require_owner(records, kind)
     engine: Engine
-    if kind == "pulumi":
+    if choice == "pulumi":
         engine = PulumiEngine(settings=settings, tree=tree, source_commit=source_commit, environ=environ)
+    elif choice == "provider":
+        engine = provider_engine(settings, tree, source_commit=source_commit, environ=environ)
     else:
         engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
     return _claiming_on_first_apply(engine, records, kind)

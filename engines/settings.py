@@ -21,7 +21,7 @@ from engines.outcomes import PermanentError
 from engines.state_url import parse_state_url
 from hypergov.naming import ACCOUNT_ACCESS_ROLE
 
-EngineName = Literal["auto", "pulumi", "terraform"]
+EngineName = Literal["auto", "pulumi", "terraform", "provider"]
 ProviderSourceName = Literal["auto", "mirror", "registry"]
 _EXACT_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?")
 _BRANCH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
@@ -182,10 +182,12 @@ class Settings(_Strict):
             raise ValueError(f"{value!r} is not a usable Git branch name (e.g. hypergov/audit)")
         return value
 
-    def resolved_engine(self, owner: Literal["pulumi", "terraform"] | None = None) -> Literal["pulumi", "terraform"]:
+    def resolved_engine(self, owner: Literal["pulumi", "terraform"] | None = None,
+                        ) -> Literal["pulumi", "terraform", "provider"]:
         """`auto` is the engine that owns the org's objects (`owner`, from `engines.ownership`'s
         record), else terraform, the default engine. Never whichever CLI happens to be installed:
-        on a machine with the Pulumi CLI, `auto` would silently switch engines and state stores."""
+        on a machine with the Pulumi CLI, `auto` would silently switch engines and state stores.
+        `provider` (terraform's state, the AWS provider spoken to directly) is chosen by name only."""
         if self.engine != "auto":
             return self.engine
         return owner or "terraform"

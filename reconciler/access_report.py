@@ -99,7 +99,7 @@ class AppliedRecord:
     stack: str
     commit: str
     at: str
-    path: str  # records/<seq>-outcome-<stack>.json
+    path: str  # records/<shard>/<seq>-outcome-<stack>.json (audit_chain.record_path)
     memberships: frozenset[Membership] | None
 
 

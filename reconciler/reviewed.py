@@ -14,7 +14,7 @@ A record holds, per stack and actionable change, its address, action and each ch
 attribute's path and after-value (never the before-value: drift the plan repairs anyway is no
 difference). A value "known after apply" is the same marker in both plans. Secrets: a value the
 engine marks sensitive is masked in the `Plan` already; where the engine carries its digest
-(terraform: `show -json` holds the value, `engines.terraform.showplan` keeps its SHA-256 only),
+(terraform: `show -json` holds the value, `engines.showplan` keeps its SHA-256 only),
 the record holds HMAC-SHA256(key: the tree id, message: that digest), so a changed secret is a
 difference and no record holds the secret or an unkeyed hash of it. Where the engine gives no
 digest (Pulumi's preview masks secrets itself) the record holds the mask: a changed secret there

@@ -40,8 +40,9 @@ ENDPOINT_FIXTURES = frozenset({"aws", "endpoint", "own_endpoint", "applied_examp
 HEAVIEST_FIRST = (
     "test_reconcile_crash", "test_state_in_s3", "test_reconcile_faults", "test_live_drift",
     "test_reconcile_remote", "test_scan_plan_property", "test_reconcile", "test_replicas",
+    "test_provider_differential", "test_provider_crash",
     "test_clusters_in_the_pass", "test_declared_clusters", "test_cli_engine", "test_reconcile_adoption",
-    "test_observe_daemon", "test_destroy", "test_apply_faults", "test_merge_request_plan",
+    "test_observe_daemon", "test_destroy", "test_apply_faults", "test_merge_request_plan", "test_import_round_trip",
     "test_terraform_engine",
 )
 

@@ -79,6 +79,7 @@ class LiveObject:
     carries: frozenset[str]  # the request keys that read returns at all (the only ones it can compare)
     changed_by: str | None = None
     changed_at: str | None = None
+    arn: str = ""
 
     @classmethod
     def read(cls, kind: driver.Kind, response: Mapping[str, Any], carries: frozenset[str]) -> LiveObject:
@@ -86,7 +87,8 @@ class LiveObject:
         return cls(id=str(response[kind.id_key]), name=str(response["Name"]), status=str(response.get("Status", "")),
                    fields={k: response[k] for k in sorted(carries) if k in response}, carries=carries,
                    changed_by=user_of(response.get("LastModifiedBy") or response.get("CreatedBy")),
-                   changed_at=iso_time(response.get("LastModifiedTime") or response.get("CreationTime")))
+                   changed_at=iso_time(response.get("LastModifiedTime") or response.get("CreationTime")),
+                   arn=str(response.get(kind.arn_key, "")))
 
     @property
     def gone(self) -> bool:

@@ -37,11 +37,11 @@ from engines.plan import Action, ApplyResult, Drift, DriftOutcome, Plan, PlanOut
 from engines.protocol import Progress
 from engines.schedule import apply_in_dependency_order, run_in_parallel
 from engines.settings import Settings
+from engines.showplan import changes_from_show, drift_from_show, unchanged_from_config
 from engines.terraform.adoption import IMPORTS_FILE, Clients, find_imports, imports_config
 from engines.terraform.backend import S3State
 from engines.terraform.errors import TerraformError
-from engines.terraform.runner import TerraformRunner
-from engines.terraform.showplan import changes_from_show, drift_from_show, unchanged_from_config
+from engines.terraform.runner import Runner
 from engines.terraform.state_home import CONFIG_FILE, StateHome
 from engines.terraform.translate import translate
 from engines.terraform.workspace import Workspace
@@ -86,7 +86,7 @@ class TerraformEngine:
     settings: Settings
     tree: GovernanceTree
     workspace: Workspace
-    runner: TerraformRunner
+    runner: Runner  # the terraform binary, or the AWS provider spoken to directly (`provider_runner`)
     hyperpod: HyperPodExecutor
     kube_api_for: Callable[[str], KubeApi | None]
     source_commit: str | None = None
@@ -96,7 +96,7 @@ class TerraformEngine:
     # Every stack's state in S3 (`engines.terraform.backend`) and the client that reads it; None: local.
     state: S3State | None = None
     s3: Any = None
-    name: str = "terraform"
+    name: str = "terraform"  # "provider" with the provider runner: recorded in plans and audit records
     _planned: dict[str, _PlanState] = field(default_factory=dict)
     _specs: dict[str, StackSpec] = field(default_factory=dict)  # the tree's stacks by name, built once
     _member_exists: Exists | None = None  # the identity store's answers, made once (`_unknown_members`)
@@ -274,7 +274,7 @@ class TerraformEngine:
                   hyperpod: list[PlannedObject], kube: list[KubeDecision], *, notes: tuple[str, ...] = ()) -> Plan:
         """The plan of these decisions, kept (with the decisions) for `apply`."""
         changes = (*tf_changes, *(to_change(p) for p in hyperpod), *(d.change for d in kube))
-        plan = Plan(stack=stack, engine="terraform", changes=changes, source_commit=self.source_commit,
+        plan = Plan(stack=stack, engine=self.name, changes=changes, source_commit=self.source_commit,
                     artifact_sha256=_artifact_hash(directory, hyperpod, kube), notes=notes)
         self._planned[stack] = _PlanState(plan, hyperpod, kube)
         return plan

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from engines import failpoints
 from engines.file_lock import file_lock
@@ -45,6 +45,23 @@ def _cache_lock(cache_dir: str | None) -> Iterator[None]:
             return
         with file_lock(Path(cache_dir) / ".hypergov-init.lock"):
             yield
+
+
+class Runner(Protocol):
+    """What the terraform engine asks of terraform; `TerraformRunner` runs the binary, and
+    `engines.terraform.provider_runner.ProviderRunner` speaks to the AWS provider itself."""
+
+    def run(self, args: Sequence[str], *, cwd: Path,
+            ok_codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]: ...
+
+    def init(self, cwd: Path, *, force: bool = False) -> None: ...
+
+    def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
+             lock: bool = True) -> bool: ...
+
+    def show_json(self, cwd: Path, planfile: str) -> dict[str, Any]: ...
+
+    def apply(self, cwd: Path, planfile: str) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ _SEARCH_ROOTS = (Path("/usr/local/share/terraform/plugins"), Path("/usr/share/te
                  Path("/usr/local/share"), Path("/usr/share"), Path("/usr/local/lib"), Path("/var/lib"))
 _MAX_DEPTH = 5
 SHARED_LOCK = "providers.lock.hcl"
+PROVIDER_ENGINE_CACHE = "providers"  # the provider engine's per-machine cache (`engines.provider.pool`)
 # Every provider process builds the AWS provider's whole schema (~1,500 resource types) again; a
 # plan starts three (schema, validate, plan) and `show -json` one more, and with Go's default
 # GOGC=100 much of that is garbage collection. 400 measured ~35% less CPU per plan for ~1.5x the
@@ -191,13 +192,14 @@ def copy_for_planning(root: Path, target: Path, *, attempts: int = 5) -> None:
     """A private copy of the state directory `root` in `target`, for a plan that must not touch
     (nor wait for) the shared one, e.g. a merge request's plan while a reconciler pass applies.
     Each stack's files are copied except saved plans (the copy makes its own); the plugin cache,
-    the shared provider lock and the graph cache (`engines.graphs`: entries keyed by stack
-    input, written atomically) are linked, not copied (hundreds of MB; a thousand graphs a merge
-    request's plan reuses). A state file caught mid-write is read again."""
+    the shared provider lock, the graph cache (`engines.graphs`: entries keyed by stack
+    input, written atomically) and the provider engine's prepared provider configurations
+    (`providers/`, keyed likewise) are linked, not copied (hundreds of MB; a thousand graphs a
+    merge request's plan reuses). A state file caught mid-write is read again."""
     target.mkdir(parents=True, exist_ok=True)
-    for cache in ("plugin-cache", "graphs"):
+    for cache in ("plugin-cache", "graphs", PROVIDER_ENGINE_CACHE):
         (root / cache).mkdir(parents=True, exist_ok=True)  # shared even on a first plan
-    for shared in ("plugin-cache", SHARED_LOCK, "graphs"):
+    for shared in ("plugin-cache", SHARED_LOCK, "graphs", PROVIDER_ENGINE_CACHE):
         if (root / shared).exists() and not (target / shared).exists():
             (target / shared).symlink_to((root / shared).resolve())
     for stack_dir in sorted((root / "stacks").glob("*")) if (root / "stacks").is_dir() else []:

@@ -15,8 +15,8 @@ from embedded_aws import DEFAULT_ACCOUNT, EmbeddedAws
 from engines.desired import DesiredObject, desired_objects
 from engines.plan import Action
 from engines.settings import Settings
+from engines.showplan import change_from_entry
 from engines.terraform.adoption import Import, find_imports, imports_config
-from engines.terraform.showplan import change_from_entry
 from engines.terraform.translate import translate
 from hypergov.stack_views import stack_view
 from stacks.graph import capture_view

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engines.plan import MASK, Action
-from engines.terraform.showplan import UNKNOWN, changes_from_show, drift_from_show, unchanged_from_config
+from engines.showplan import UNKNOWN, changes_from_show, drift_from_show, unchanged_from_config
 
 
 def _entry(address: str, actions: list[str], before: object, after: object, **extra: object) -> dict[str, object]:

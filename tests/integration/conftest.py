@@ -3,9 +3,7 @@ clusters) and the real `terraform` binary with the real AWS provider, one state 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ from engines.settings import Settings, load_settings
 from engines.terraform.engine import TerraformEngine
 from hypergov.tree_files import read_tree_dir
 from hypergov.validate import validate_files
+from tests.audit_trail import records_at
 from tests.integration.applied_once import applied_once, restore, snapshot_dir
 from tests.integration.common import (  # noqa: F401  (re-exported: the tests import them from here)
     ACTOR,
@@ -101,10 +100,7 @@ def example_files() -> dict[str, bytes]:
 
 def audit_records(repo: str | os.PathLike[str], ref: str = "hypergov/audit") -> list[dict[str, Any]]:
     """The audit records at `ref`, oldest first, read with git itself (not with hypergov's reader)."""
-    listed = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", f"{ref}:records"],
-                            capture_output=True, text=True, check=False)
-    return [json.loads(subprocess.run(["git", "-C", str(repo), "show", f"{ref}:records/{name}"], capture_output=True,
-                                      check=True).stdout) for name in sorted(listed.stdout.split())]
+    return records_at(repo, ref)
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 
 from embedded_aws import EmbeddedAwsProcess
 from engines.plan import Action, Plan, StackName
+from engines.showplan import changes_from_show
 from engines.terraform.engine import PLAN_FILE
 from engines.terraform.runner import TerraformRunner
-from engines.terraform.showplan import changes_from_show
 from tests.integration.conftest import MANAGEMENT, PROD, REGION, EngineFactory, example_files
 
 pytestmark = pytest.mark.integration

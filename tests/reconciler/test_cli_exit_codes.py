@@ -36,6 +36,12 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     pytest.param(["reconcile", "--branch", "release"], "no branch 'release'", id="reconcile-unknown-branch"),
     pytest.param(["validate", "--config", "no-such-dir"], "is not a directory", id="validate-missing-path"),
     pytest.param(["no-such-command"], "No such command", id="unknown-command"),
+    pytest.param(["import", "--cluster", "gpu-west", "--out", "imported"], "give --keep-from DIR or --org FILE",
+                 id="import-without-an-org"),
+    pytest.param(["import", "--cluster", "arn:aws:iam::111122223333:role/x", "--org", "config/org.yaml", "--out",
+                  "imported"], "is not a HyperPod cluster ARN", id="import-not-a-cluster-arn"),
+    pytest.param(["import", "--cluster", "gpu-west", "--org", "config/org.yaml", "--out", "config"],
+                 "is not empty", id="import-into-a-tree"),
 ])
 def test_usage_errors_exit_1_never_2(gov: Path, tmp_path: Path, args: list[str], message: str,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,6 +79,8 @@ def test_a_busy_state_directory_exits_75(gov: Path, tmp_path: Path, command: str
                                "SIGTERM", "/readyz"], id="reconcile"),
     pytest.param("status", ["0 status shown", "1 any error"], id="status"),
     pytest.param("validate", ["0 valid", "1 problems found"], id="validate"),
+    pytest.param("import", ["0 imported with nothing in the report", "2 imported with report items", "1 any error"],
+                 id="import"),
 ])
 def test_every_command_documents_its_exit_codes(command: str, codes: list[str]) -> None:
     result = CliRunner().invoke(main, [command, "--help"])

@@ -13,9 +13,7 @@ a pass one of whose stacks failed to plan."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -41,6 +39,7 @@ from reconciler.reconcile import PassOptions, reconcile_once
 from reconciler.replicas import RUNNING, Replica, _rotated, pass_record
 from reconciler.reviewed import record_reviewed
 from stacks.spec import plan_stacks
+from tests.audit_trail import records_at
 from tests.example_tree import CONFIG
 
 ACTOR = git.Actor("dev", "dev@example.com")
@@ -143,11 +142,7 @@ def _replica_pass(governance: Path, root: Path, *, replica: Replica, who: str, l
 
 
 def _outcomes(clone: Path) -> list[dict[str, Any]]:
-    listed = subprocess.run(["git", "-C", str(clone), "ls-tree", "--name-only", "hypergov/audit:records"],
-                            capture_output=True, text=True, check=False).stdout.split()
-    return [r for r in (json.loads(subprocess.run(["git", "-C", str(clone), "show", f"hypergov/audit:records/{n}"],
-                                                  capture_output=True, check=True).stdout) for n in sorted(listed))
-            if r["type"] == "outcome"]
+    return [r for r in records_at(clone, "hypergov/audit") if r["type"] == "outcome"]
 
 
 def _run_three(governance: Path, tmp_path: Path, records: S3Records, ledger: Ledger,

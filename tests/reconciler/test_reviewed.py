@@ -14,7 +14,7 @@ from cli.watch import report_pass
 from engines.objects import LocalRecords
 from engines.outcomes import Refusal
 from engines.plan import MASK, Action, AttributeChange, Plan, ResourceChange, StackName, value_digest
-from engines.terraform.showplan import UNKNOWN, changes_from_show
+from engines.showplan import UNKNOWN, changes_from_show
 from reconciler.logs import EventLog, configure
 from reconciler.pass_result import PassResult
 from reconciler.reviewed import record_reviewed, review_verdict, reviewed_plan

@@ -1,0 +1,156 @@
+"""The provider processes of a run: one configured `hashicorp/aws` process per distinct provider
+block (an account, region and role), started on first use and kept for every stack after it
+(issue 34). A stack's provider blocks differ from another's only where their accounts or roles
+do, so an org of a thousand projects in a handful of accounts needs a handful of processes, each
+reading the provider's schema once, where terraform starts three or four per stack.
+
+One process per block because the AWS provider refuses a second ConfigureProvider where
+AWS_CA_BUNDLE is set ("unable to add custom RootCAs"), and because a configured provider holds
+its credentials. gRPC channels are safe to share between threads: stacks planned in parallel
+call one process at once, as terraform's own walk does.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engines.outcomes import PermanentError
+from engines.provider.client import ProviderClient, has_errors
+from engines.provider.config import block_value, unknown_references
+from engines.provider.plugin import ProviderProcess
+from engines.provider.walk import Clients
+
+PROVIDER_GLOB = "terraform-provider-aws_*"
+
+
+class ProviderUnavailableError(PermanentError):
+    """The provider binary is not where the workspace's provider source puts it, or a provider
+    block is refused; the message says which and how to fix it."""
+
+    reason = "missing-provider"
+
+
+def provider_binary(directories: list[Path]) -> Path:
+    """The AWS provider's executable in the first of `directories` (a filesystem mirror's or the
+    plugin cache's `registry.terraform.io/hashicorp/aws/<version>/<os_arch>`) that holds one."""
+    for directory in directories:
+        found = sorted(p for p in directory.glob(PROVIDER_GLOB) if p.is_file() and not p.name.endswith(".zip"))
+        if found:
+            return found[0]
+    where = ", ".join(str(d) for d in directories) or "nowhere"
+    raise ProviderUnavailableError(
+        f"the provider engine found no unpacked AWS provider in {where}; configure an unpacked filesystem mirror "
+        "(terraform.plugin_mirror), or run one plan with `engine: terraform` so that terraform fills the plugin cache")
+
+
+@dataclass
+class ProviderPool:
+    """Configured provider clients by provider block, for as long as the run lasts."""
+
+    binary: Path
+    environ: Mapping[str, str]
+    # Where each provider block's prepared configuration is kept between runs (`<state_dir>/
+    # providers/prepared`; None: not kept): PrepareProviderConfig costs the AWS provider 2-3 s of
+    # CPU per process and its answer depends only on the provider build and the block.
+    prepared_dir: Path | None = None
+    _clients: dict[str, ProviderClient] = field(default_factory=dict)
+    _processes: list[ProviderProcess] = field(default_factory=list)
+    _starting: dict[str, threading.Lock] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closed: bool = False
+
+    def __post_init__(self) -> None:
+        atexit.register(self.close)  # the processes run in their own sessions: never leave them behind
+
+    def clients_for(self, config: Mapping[str, Any]) -> Clients:
+        """A configured client for each provider block of a stack's configuration, by alias
+        (`aws.<alias>`; None for the default block); blocks not yet started start side by side."""
+        blocks = config.get("provider", {}).get("aws", [])
+        named = {(f"aws.{body['alias']}" if "alias" in body else None): {k: v for k, v in body.items() if k != "alias"}
+                 for body in (blocks if isinstance(blocks, list) else [blocks])}
+        if len(named) == 1:
+            return {alias: self.client(body, alias or "aws") for alias, body in named.items()}
+        with ThreadPoolExecutor(max_workers=len(named)) as starting:
+            started = {alias: starting.submit(self.client, body, alias or "aws") for alias, body in named.items()}
+            return {alias: future.result() for alias, future in started.items()}
+
+    def client(self, body: Mapping[str, Any], name: str) -> ProviderClient:
+        key = json.dumps(body, sort_keys=True)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the provider pool is closed")
+            if key in self._clients:
+                return self._clients[key]
+            starting = self._starting.setdefault(key, threading.Lock())
+        with starting:  # one start per block; other blocks start meanwhile
+            with self._lock:
+                if key in self._clients:
+                    return self._clients[key]
+            process = ProviderProcess.start(self.binary, environ=self.environ)
+            with self._lock:
+                self._processes.append(process)
+            client = ProviderClient(process.channel)
+            value = block_value(client.schema().provider.block, body, unknown_references, f"provider {name}")
+            kept = self._kept(key)
+            prepared = kept.read_bytes() if kept is not None and kept.is_file() else None
+            diagnostics: tuple[Any, ...] = ()
+            if prepared is None:
+                diagnostics, prepared = client.prepare(value)
+                if not has_errors(diagnostics) and kept is not None:
+                    _keep(kept, prepared)
+            if not has_errors(diagnostics):
+                diagnostics = client.configure(value, prepared=prepared)
+            if has_errors(diagnostics):
+                raise ProviderUnavailableError(f"provider {name}: the AWS provider refused its configuration: "
+                                               + "; ".join(str(d) for d in diagnostics if d.severity == "error"))
+            with self._lock:
+                self._clients[key] = client
+            return client
+
+    def _kept(self, block: str) -> Path | None:
+        """Where `block`'s prepared configuration is kept: named by the provider build (its path,
+        size and modification time) and the block."""
+        if self.prepared_dir is None:
+            return None
+        built = self.binary.stat()
+        identity = f"{self.binary.resolve()}\0{built.st_size}\0{built.st_mtime_ns}\0{block}"
+        return self.prepared_dir / f"{hashlib.sha256(identity.encode()).hexdigest()}.msgpack"
+
+    @property
+    def processes(self) -> int:
+        with self._lock:
+            return len(self._processes)
+
+    def kill(self) -> None:
+        """SIGKILL every process at once (a crash test's node failure: no shutdown, no flush)."""
+        with self._lock:
+            for process in self._processes:
+                process.process.kill()
+
+    def close(self) -> None:
+        """Shut every process down (GRPCController.Shutdown, then a signal if one lingers)."""
+        with self._lock:
+            processes, self._processes, self._closed = self._processes, [], True
+            self._clients.clear()
+        for process in processes:
+            process.close()
+
+
+def _keep(path: Path, prepared: bytes) -> None:
+    """Written whole or not at all (a rename), readable by its owner only: a provider block may
+    hold credentials (the embedded endpoint's keys), as the stack's configuration beside it does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(prepared)
+    os.replace(partial, path)

@@ -1,0 +1,135 @@
+"""The provider runner in the terraform engine's place beneath it: a stack directory planned,
+shown and applied through one pool of provider processes, then handed to terraform (issue 34).
+
+What is real: the example tree's `project-recsys` configuration as the terraform engine writes
+it (`main.tf.json`, two provider blocks), the hashicorp/aws 5.100.0 provider over the plugin
+protocol, the embedded endpoint (in this process) and the real `terraform` CLI in the same
+directory. Expected values come from terraform's exit codes and from what the configuration
+declares, not from what the runner returns: after the runner applies, `terraform plan
+-detailed-exitcode` in that directory must find nothing (exit 0); a saved plan edited after it
+was made is refused; a destroy plan deletes every object the state holds, and terraform then
+finds the configuration's objects to create again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from embedded_aws import EmbeddedAws
+from engines.plan import Action
+from engines.provider.client import ProviderClient, has_errors
+from engines.provider.pool import ProviderPool
+from engines.showplan import changes_from_show
+from engines.terraform.errors import TerraformError
+from engines.terraform.provider_runner import STATE_FILE, ProviderRunner
+from tests.embedded_endpoint.tfsupport import Terraform
+from tests.engines.test_provider_plugin import _provider_binary
+from tests.engines.test_provider_walk import ML_PROD, _environ, credentialed_terraform, recsys_config
+from tests.integration.common import CREDENTIALS
+
+pytestmark = pytest.mark.integration
+PLAN = "hypergov.tfplan"
+
+
+@pytest.fixture(scope="module")
+def config(aws: EmbeddedAws) -> dict[str, Any]:
+    return recsys_config(aws)
+
+
+@pytest.fixture(scope="module")
+def terraform(tmp_path_factory: pytest.TempPathFactory) -> Terraform:
+    return credentialed_terraform(tmp_path_factory, "provider-runner")
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[ProviderRunner]:
+    pool = ProviderPool(binary=_provider_binary(), environ={**_environ(), **CREDENTIALS})
+    try:
+        yield ProviderRunner(pool)
+    finally:
+        pool.close()
+
+
+def _declared(config: dict[str, Any]) -> set[str]:
+    return {f"{rtype}.{name}" for rtype, bodies in config["resource"].items() for name in bodies}
+
+
+def test_planned_applied_through_the_pool_then_terraform_has_nothing_to_do(
+        runner: ProviderRunner, terraform: Terraform, config: dict[str, Any], aws: EmbeddedAws) -> None:
+    directory = terraform.workdir
+    terraform.write_config(config)
+    (directory / STATE_FILE).unlink(missing_ok=True)
+
+    assert runner.plan(directory, out=PLAN) is True
+    planned = changes_from_show(runner.show_json(directory, PLAN))
+    assert {c.address for c in planned} == _declared(config)
+    assert {c.action for c in planned} == {Action.CREATE}
+    assert runner.pool.processes == len(config["provider"]["aws"])  # one process per provider block
+
+    runner.apply(directory, PLAN)
+    iam = aws.client("iam", account=ML_PROD, region="us-west-2")
+    assert iam.get_role(RoleName="acme-recsys-lead")["Role"]["Path"] == "/hypergov/"
+    assert runner.plan(directory, out=PLAN) is False  # its own second plan: nothing to do
+    assert runner.pool.processes == len(config["provider"]["aws"])  # the same processes, reused
+
+    init = terraform.run("init")
+    assert init.returncode == 0, init.stdout + init.stderr
+    again = terraform.run("plan", "-detailed-exitcode")
+    assert again.returncode == 0, f"terraform would change what the provider runner applied:\n{again.stdout}"
+
+    # a saved plan changed after it was made is refused, and applies nothing
+    lead = config["resource"]["aws_iam_role"]["role-lead_ml-prod"]
+    terraform.write_config({**config, "resource": {**config["resource"], "aws_iam_role": {
+        **config["resource"]["aws_iam_role"], "role-lead_ml-prod": {**lead, "tags": {**lead.get("tags", {}),
+                                                                             "CostCentre": "CC-4242"}}}}})
+    assert runner.plan(directory, out=PLAN) is True
+    (directory / PLAN).write_text((directory / PLAN).read_text().replace("CC-4242", "CC-0000"))
+    with pytest.raises(TerraformError) as refused:
+        runner.apply(directory, PLAN)
+    assert not refused.value.temporary and "plan again" in refused.value.failure.message
+    tags = {t["Key"]: t["Value"] for t in iam.list_role_tags(RoleName="acme-recsys-lead")["Tags"]}
+    assert tags.get("CostCentre") != "CC-4242"
+
+    # destroy: every object of the state deleted; terraform then plans the configuration anew
+    assert runner.plan(directory, out=PLAN, destroy=True) is True
+    assert {c.action for c in changes_from_show(runner.show_json(directory, PLAN))} == {Action.DELETE}
+    runner.apply(directory, PLAN)
+    assert json.loads((directory / STATE_FILE).read_text())["resources"] == []
+    assert "acme-recsys-lead" not in {r["RoleName"] for r in iam.list_roles()["Roles"]}
+    fresh = terraform.run("plan", "-detailed-exitcode")
+    assert fresh.returncode == 2, fresh.stdout + fresh.stderr
+
+
+def test_a_blocks_prepared_configuration_is_kept_and_a_later_pool_configures_from_it(
+        config: dict[str, Any], aws: EmbeddedAws, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PrepareProviderConfig is asked once per provider block and provider build, whatever the
+    number of runs: the next pool (new processes) configures from what was kept, and its clients
+    work (the block that assumes a role in ML_PROD reads that account as its caller's)."""
+    prepared: list[str] = []
+    original = ProviderClient.prepare
+
+    def counted(self: ProviderClient, value: Any) -> Any:
+        prepared.append("asked")
+        return original(self, value)
+
+    monkeypatch.setattr(ProviderClient, "prepare", counted)
+    blocks = len(config["provider"]["aws"])
+    for run in range(2):
+        pool = ProviderPool(binary=_provider_binary(), environ={**_environ(), **CREDENTIALS},
+                            prepared_dir=tmp_path / "prepared")
+        try:
+            clients = pool.clients_for(config)
+            assert len(prepared) == blocks, (run, prepared)  # the second run asks nothing
+            kept = sorted((tmp_path / "prepared").iterdir())
+            assert len(kept) == blocks and all(p.stat().st_mode & 0o777 == 0o600 for p in kept)
+            (assuming,) = [alias for alias in clients if alias is not None]  # the block assuming a role in ML_PROD
+            caller = clients[assuming].schema().data_source("aws_caller_identity")
+            read = clients[assuming].read_data("aws_caller_identity", caller.block.null_object())
+            assert not has_errors(read.diagnostics) and isinstance(read.new_state, dict), read.diagnostics
+            assert read.new_state["account_id"] == ML_PROD
+        finally:
+            pool.close()
