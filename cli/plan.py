@@ -203,6 +203,11 @@ PLAN_EXIT = ("Exit status: 0 no changes, 2 changes planned, 1 any error (usage i
              "that could not be posted: the message says what the plan itself gave), 75 state directory busy.")
 
 
+NOT_REFRESHED = ("Planned with --no-refresh: against each stack's state as last applied, without reading the "
+                 "objects again, so drift is not shown here (`hypergov drift` reports it; the reconciler refreshes "
+                 "before it applies).")
+
+
 @click.command("plan", epilog=PLAN_EXIT)
 @_common
 @click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON (failed stacks as error entries).")
@@ -215,6 +220,10 @@ PLAN_EXIT = ("Exit status: 0 no changes, 2 changes planned, 1 any error (usage i
               "30 days when it saw any, else the bundled sample trace).")
 @click.option("--private-state", is_flag=True, help="Plan on a private copy of the state directory (read-only "
               "against live state), so a merge request's plan neither waits for nor touches a running apply.")
+@click.option("--refresh/--no-refresh", default=True, show_default=True, help="--no-refresh: plan against the "
+              "state as last applied, without reading every object again (terraform's -refresh=false): faster (the "
+              "AWS provider waits 5 s before each budget read), but drift is not shown (the drift scan reports it; "
+              "the reconciler's plan before it applies always refreshes).")
 @click.option("--terraform-max-stacks", type=click.IntRange(min=0), default=TERRAFORM_MAX_STACKS, show_default=True,
               help="With --base: when more stacks are affected, terraform's changes come from one live scan of "
               "the org instead of a terraform plan per stack (the comment says so; the reconciler compares its "
@@ -223,8 +232,9 @@ PLAN_EXIT = ("Exit status: 0 no changes, 2 changes planned, 1 any error (usage i
 @cli_errors
 def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: tuple[str, ...], as_json: bool,
              markdown_file: Path | None, base_ref: str | None, trace_path: Path | None, private_state: bool,
-             terraform_max_stacks: int, post: bool = False, git_host: str | None = None, api_url: str | None = None,
-             host_project: str | None = None, merge_request: int | None = None, head_sha: str | None = None,
+             refresh: bool, terraform_max_stacks: int, post: bool = False, git_host: str | None = None,
+             api_url: str | None = None, host_project: str | None = None, merge_request: int | None = None,
+             head_sha: str | None = None,
              token_file: Path | None = None) -> None:
     """Validate the tree and plan every stack (or --stack ones) against live state.
 
@@ -237,6 +247,9 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
                          project=host_project, merge_request=merge_request, head_sha=head_sha,
                          token_file=token_file) if post else None
     settings = load_cli_settings(settings_file, config_dir)
+    if not refresh:
+        settings = settings.model_copy(update={"terraform": settings.terraform.model_copy(
+            update={"refresh_while_planning": False})})
     leading: list[str] = []
     extra: list[str] = []
     with _plan_state(settings, private=private_state, quiet=as_json) as planning:
@@ -248,6 +261,10 @@ def plan_cmd(settings_file: Path | None, config_dir: Path | None, stack_names: t
             plans, failures, leading, extra = planned.plans, planned.failures, planned.leading, planned.extra
         else:
             plans, failures = _plan_with_clusters(planning, stack_names, quiet=as_json)
+    if not refresh:  # the reader must know that drift would not show here
+        leading = [NOT_REFRESHED, *leading]
+        if not as_json:
+            echo(NOT_REFRESHED, err=True)
     if as_json:
         entries: list[dict[str, Any]] = [p.as_dict() for p in plans]
         entries += [{"stack": n, "error": f.as_dict()} for n, f in failures.items()]

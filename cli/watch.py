@@ -196,7 +196,7 @@ class Daemon:
         from reconciler.replicas import Replica
 
         if self.settings.state_backend and self._replica is None:
-            self._replica = Replica.start(self.records(), parallelism=self.settings.terraform.parallelism)
+            self._replica = Replica.start(self.records(), parallelism=self.settings.stacks_at_once())
         return self._replica
 
     def close(self) -> None:

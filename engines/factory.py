@@ -18,7 +18,7 @@ from engines.kube import DynamicKubeApi, KubeApi
 from engines.objects import LocalRecords, RecordStore, S3Records
 from engines.plan import ApplyResult, Plan
 from engines.protocol import Engine
-from engines.provider.pool import ProviderPool, ProviderUnavailableError, provider_binary
+from engines.provider.pool import ProviderPool, provider_binary
 from engines.pulumi.engine import PulumiEngine
 from engines.settings import Settings
 from engines.terraform.backend import S3State, check_bucket
@@ -77,10 +77,6 @@ def provider_engine(settings: Settings, tree: GovernanceTree, *, source_commit: 
     """The terraform engine with the provider runner beneath it (`engine: provider`): the same
     configuration, state, adoption and executors, the AWS provider spoken to directly from one
     pool of processes for the whole run instead of a terraform process per step."""
-    if settings.state_backend:
-        raise ProviderUnavailableError(
-            "engine: provider keeps terraform's state in state_dir only so far; with state_backend set, use "
-            "engine: terraform (both read and write the same state format)")
     engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
     version, workspace = settings.terraform.provider_version, engine.workspace
     place = Path(*PROVIDER_ADDR) / version / os_arch()
@@ -88,7 +84,7 @@ def provider_engine(settings: Settings, tree: GovernanceTree, *, source_commit: 
     binary = provider_binary([root / place for root in [*roots, workspace.plugin_cache]])
     pool = ProviderPool(binary=binary, environ=workspace.env(environ or dict(os.environ)),
                         prepared_dir=workspace.root / PROVIDER_ENGINE_CACHE / "prepared")
-    return dataclasses.replace(engine, runner=ProviderRunner(pool), name="provider")
+    return dataclasses.replace(engine, runner=ProviderRunner(pool, home=engine.home), name="provider")
 
 
 def reconciler_records(settings: Settings, *, region: str | None = None) -> RecordStore:

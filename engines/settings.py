@@ -56,8 +56,24 @@ class TerraformSettings(_Strict):
         "filesystem mirror holding registry.terraform.io/hashicorp/aws; discovered when unset"))
     provider_version: str = Field(default="5.100.0", description="exact hashicorp/aws version every stack uses")
     parallelism: Annotated[int, Field(ge=1, le=32)] = Field(default=2, description="stacks planned at once")
+    provider_engine_parallelism: Annotated[int, Field(ge=1, le=256)] = Field(default=32, description=(
+        "stacks planned or applied at once with engine: provider (its stacks mostly wait, on AWS and in the "
+        "provider's own delays such as 5 s before each budget read, where a terraform process spends CPU)"))
     lock_while_planning: bool = Field(default=True, description=(
         "plans take the state lock; `plan --private-state` plans without it (a plan writes no state)"))
+    refresh_while_planning: bool = Field(default=True, description=(
+        "plans read every object of the state again first (terraform's refresh); only `hypergov plan "
+        "--no-refresh` turns it off for its own plans (terraform's -refresh=false: faster, drift not shown), "
+        "never a settings file or variable, so every plan made to apply refreshes"))
+
+    @field_validator("refresh_while_planning")
+    @classmethod
+    def _always_refresh(cls, value: bool) -> bool:
+        # `plan --no-refresh` sets it on its own copy (model_copy, not validated); the reconciler's and
+        # apply's plans must see drift, so no file or variable may turn it off for them.
+        if not value:
+            raise ValueError("is turned off only by `hypergov plan --no-refresh` (every plan made to apply refreshes)")
+        return value
 
     @field_validator("provider_version")
     @classmethod
@@ -182,6 +198,13 @@ class Settings(_Strict):
             raise ValueError(f"{value!r} is not a usable Git branch name (e.g. hypergov/audit)")
         return value
 
+    def stacks_at_once(self) -> int:
+        """How many stacks the chosen engine works on at once (`terraform.parallelism`, or with
+        engine: provider `terraform.provider_engine_parallelism`)."""
+        if self.engine == "provider":
+            return self.terraform.provider_engine_parallelism
+        return self.terraform.parallelism
+
     def resolved_engine(self, owner: Literal["pulumi", "terraform"] | None = None,
                         ) -> Literal["pulumi", "terraform", "provider"]:
         """`auto` is the engine that owns the org's objects (`owner`, from `engines.ownership`'s
@@ -220,6 +243,7 @@ _ENV_KEYS: dict[str, tuple[str, ...]] = {
     "HYPERGOV_TERRAFORM_PROVIDER_SOURCE": ("terraform", "provider_source"),
     "HYPERGOV_TERRAFORM_PLUGIN_MIRROR": ("terraform", "plugin_mirror"),
     "HYPERGOV_TERRAFORM_PARALLELISM": ("terraform", "parallelism"),
+    "HYPERGOV_TERRAFORM_PROVIDER_ENGINE_PARALLELISM": ("terraform", "provider_engine_parallelism"),
 }
 
 

@@ -18,8 +18,9 @@ Pure: documents in, documents out; the engine writes them where the terraform en
 from __future__ import annotations
 
 import base64
+import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -41,6 +42,11 @@ from engines.provider.cty import (
 
 STATE_VERSION = 4
 AWS_PROVIDER = 'provider["registry.terraform.io/hashicorp/aws"]'
+
+
+# UpgradeResourceState of one stored instance: (its provider address, type, the schema version it
+# was written with, its stored JSON attributes) -> (its attributes in the current schema, that version)
+Upgrade = Callable[[str, str, int, bytes], tuple[Mapping[str, CtyValue], int]]
 
 
 class StateFormatError(ValueError):
@@ -147,9 +153,11 @@ def state_document(state: State, types: Mapping[str, Object], *, terraform_versi
             "lineage": state.lineage, "outputs": {}, "resources": list(resources.values()), "check_results": None}
 
 
-def read_state(document: Mapping[str, Any], types: Mapping[str, Object]) -> State:
+def read_state(document: Mapping[str, Any], types: Mapping[str, Object], *, upgrade: Upgrade | None = None) -> State:
     """A version-4 document (ours or terraform's) as a `State`: managed root-module resources only
-    (a data source is read again on every plan; hypergov's stacks have no modules)."""
+    (a data source is read again on every plan; hypergov's stacks have no modules). `upgrade`: the
+    provider's UpgradeResourceState of each instance, as terraform calls it on every state read
+    (without it, the stored attributes are decoded by the current schema's type)."""
     if document.get("version") != STATE_VERSION:
         raise StateFormatError(f"state version {document.get('version')!r}: only version {STATE_VERSION} is read")
     instances = []
@@ -162,11 +170,16 @@ def read_state(document: Mapping[str, Any], types: Mapping[str, Object]) -> Stat
         ty = types.get(entry["type"])
         if ty is None:
             raise StateFormatError(f"{entry['type']}.{entry['name']}: a resource type the provider does not have")
+        provider = entry.get("provider", AWS_PROVIDER)
         for body in entry.get("instances") or []:
+            version, stored = int(body.get("schema_version", 0)), body.get("attributes") or {}
+            if upgrade is not None:
+                attributes, version = upgrade(provider, entry["type"], version, json.dumps(stored).encode())
+            else:
+                attributes = from_json_value(stored, ty) or {}  # type: ignore[assignment]
             instances.append(Instance(
-                type=entry["type"], name=entry["name"], schema_version=int(body.get("schema_version", 0)),
-                attributes=from_json_value(body.get("attributes") or {}, ty) or {},  # type: ignore[arg-type]
+                type=entry["type"], name=entry["name"], schema_version=version, attributes=attributes,
                 private=base64.b64decode(body["private"]) if body.get("private") else b"",
-                dependencies=tuple(body.get("dependencies") or ()), provider=entry.get("provider", AWS_PROVIDER),
+                dependencies=tuple(body.get("dependencies") or ()), provider=provider,
                 index_key=body.get("index_key")))
     return State(lineage=str(document["lineage"]), serial=int(document["serial"]), instances=tuple(instances))

@@ -49,7 +49,7 @@ from engines.provider.cty import (
     is_wholly_known,
 )
 from engines.provider.schema import Block, proposed_new, sensitive_mask
-from engines.provider.state import AWS_PROVIDER, Instance, State, to_json_value
+from engines.provider.state import AWS_PROVIDER, Instance, State, Upgrade, to_json_value
 from engines.schedule import run_in_dependency_order
 from engines.showplan import change_from_entry
 
@@ -109,6 +109,23 @@ class StackPlan:
     @property
     def has_changes(self) -> bool:
         return any(r.action != Action.NOOP or r.importing is not None for r in self.resources)
+
+
+def upgrader(clients: Clients) -> Upgrade:
+    """UpgradeResourceState of each stored instance by its own provider, as terraform calls it on
+    every state read: the provider's migration from the schema version the state was written with
+    (none of hypergov's types is above version 0 in 5.100.0; a provider upgrade may change that),
+    and its normalisation of the stored JSON."""
+
+    def upgrade(provider: str, type_name: str, version: int, raw_json: bytes) -> tuple[Mapping[str, CtyValue], int]:
+        client = clients[_alias(provider)]
+        upgraded = client.upgrade_state(type_name, version=version, raw_json=raw_json)
+        _check(f"{type_name} (stored with schema version {version})", "upgrade state", upgraded.diagnostics)
+        if not isinstance(upgraded.state, Mapping):
+            raise ProviderError(type_name, "upgrade state", upgraded.diagnostics, "the provider returned no object")
+        return upgraded.state, client.schema().resource(type_name).version
+
+    return upgrade
 
 
 def _check(address: str, step: str, diagnostics: Diagnostics) -> None:

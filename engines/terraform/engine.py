@@ -102,6 +102,11 @@ class TerraformEngine:
     _member_exists: Exists | None = None  # the identity store's answers, made once (`_unknown_members`)
 
     @property
+    def stacks_at_once(self) -> int:
+        """Stacks planned or applied at once (`Settings.stacks_at_once` of this engine's name)."""
+        return self.settings.model_copy(update={"engine": self.name}).stacks_at_once()
+
+    @property
     def home(self) -> StateHome:
         return StateHome(self.state, self.s3)
 
@@ -165,7 +170,7 @@ class TerraformEngine:
                 raise _Failed(unknown)
             return self.plan_prepared(ready, scanned=(scanned or {}).get(stack))
 
-        return run_in_parallel([*stacks, *destroy], work, parallelism=self.settings.terraform.parallelism,
+        return run_in_parallel([*stacks, *destroy], work, parallelism=self.stacks_at_once,
                                progress=progress)
 
     def _unknown_members(self, stack: StackName) -> Failure | None:
@@ -264,7 +269,8 @@ class TerraformEngine:
             return ()
         self.runner.init(directory)
         if not self.runner.plan(directory, out=PLAN_FILE, destroy=destroy,
-                                lock=self.settings.terraform.lock_while_planning):
+                                lock=self.settings.terraform.lock_while_planning,
+                                refresh=self.settings.terraform.refresh_while_planning):
             # `-detailed-exitcode` 0: nothing to do. `show -json` (a provider start, ~2-3 s) would
             # only list every configured resource as a no-op; a destroy with nothing left, none.
             return () if destroy else unchanged_from_config(json.loads((directory / CONFIG_FILE).read_text()))
@@ -359,7 +365,7 @@ class TerraformEngine:
         """In dependency order: the org, then the clusters side by side, then the projects."""
         return apply_in_dependency_order(
             plans, depends_on={s.name: s.depends_on for s in plan_stacks(self.tree)},
-            apply_one=lambda plan: self.apply(plan.stack, plan), parallelism=self.settings.terraform.parallelism,
+            apply_one=lambda plan: self.apply(plan.stack, plan), parallelism=self.stacks_at_once,
             on_start=on_start, on_done=on_done, stop=stop)
 
     def _apply_kube(self, decisions: Sequence[KubeDecision],
@@ -390,7 +396,7 @@ class TerraformEngine:
                 raise _Failed(ready)
             return self._refresh(ready)
 
-        return run_in_parallel(stacks, work, parallelism=self.settings.terraform.parallelism, progress=progress)
+        return run_in_parallel(stacks, work, parallelism=self.stacks_at_once, progress=progress)
 
     def _prepared_dir(self, stack: StackName) -> Path:
         directory = self.workspace.stack_dir(stack)

@@ -6,8 +6,9 @@ The terraform engine stays the engine: graph capture, translation, adoption, the
 Kubernetes executors, inventories, plan hashes and refusals are its own, unchanged; this runner
 takes the place of the terraform binary beneath it (`engines.factory.provider_engine`). So both
 engines read the same directory: the same `main.tf.json` and `imports.tf.json`, and the same
-version-4 `terraform.tfstate`, locked the way terraform's local backend locks it (a POSIX record
-lock on the state file) and written in place after every object, as terraform writes it.
+version-4 `terraform.tfstate`, in the stack's directory or in the state bucket, locked and
+written the way terraform's local or S3 backend does (`engines.terraform.state_store`), after
+every object.
 
 A saved plan is a file (what `show_json` reads and the engine's plan hash covers) and, in this
 process, the provider's own planned values and private data that applying it needs: a plan made
@@ -16,29 +17,34 @@ by another process is refused ("plan again"), as is one whose state changed sinc
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from engines import failpoints
 from engines.outcomes import classify_text, permanent
 from engines.provider.config import ConfigError
 from engines.provider.pool import ProviderPool
 from engines.provider.state import State, StateFormatError, read_state, state_document
-from engines.provider.walk import Clients, ProviderError, StackPlan, apply_stack, plan_stack, refresh_entries
+from engines.provider.walk import (
+    Clients,
+    ProviderError,
+    StackPlan,
+    apply_stack,
+    plan_stack,
+    refresh_entries,
+    upgrader,
+)
 from engines.terraform.adoption import IMPORTS_FILE
 from engines.terraform.errors import TerraformError
 from engines.terraform.runner import IN_APPLY
-from engines.terraform.state_home import CONFIG_FILE
+from engines.terraform.state_home import CONFIG_FILE, StateHome
+from engines.terraform.state_store import APPLYING, PLANNING, StateHandle, opened_state, release_s3_lock
 
-STATE_FILE = "terraform.tfstate"
 # The `terraform_version` of a state the provider engine writes first: terraform refuses a state
 # written by a newer terraform than itself, and reads any 1.x older than itself. 1.5 is the first
 # with `import` blocks, which hypergov's adoption writes. A state terraform wrote keeps its version.
@@ -59,6 +65,7 @@ class ProviderRunner:
     """The terraform runner's interface (`init`, `plan`, `show_json`, `apply`) over a provider pool."""
 
     pool: ProviderPool
+    home: StateHome = field(default_factory=lambda: StateHome(None))  # where each stack's state lives
     _saved: dict[Path, _Saved] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -67,17 +74,21 @@ class ProviderRunner:
 
     def run(self, args: Sequence[str], *, cwd: Path,
             ok_codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+        if list(args[:2]) == ["force-unlock", "-force"] and len(args) == 3 and self.home.state is not None:
+            # `break_dead_lock`: the S3 `.tflock` a dead holder left (terraform's or ours), by its ID
+            release_s3_lock(self.home.s3, self.home.state, cwd.name, args[2])
+            return subprocess.CompletedProcess(list(args), 0, "", "")
         raise TerraformError(args[0], "", failure=permanent(
             f"the provider engine runs no terraform command (asked for `terraform {args[0]}`); use engine: terraform",
             "provider-engine"))
 
     def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
-             lock: bool = True) -> bool:
+             lock: bool = True, refresh: bool = True) -> bool:
         """Write a saved plan to `cwd/out`; True when it has changes (terraform's exit code 2)."""
         config = _configuration(cwd, destroy=destroy)
         try:
             clients = self.pool.clients_for(config)
-            with _state_file(cwd, lock=lock) as handle:
+            with opened_state(cwd, self.home, lock=lock, operation=PLANNING) as handle:
                 state, version = _read(handle, clients)
             document: dict[str, Any] = {"format_version": PLAN_FORMAT}
             stack_plan: StackPlan | None = None
@@ -85,7 +96,7 @@ class ProviderRunner:
                 document["resource_drift"] = refresh_entries(clients, state)
                 changed = bool(document["resource_drift"])
             else:
-                stack_plan = plan_stack(clients, config, state)
+                stack_plan = plan_stack(clients, config, state, refresh=refresh)
                 document["resource_changes"] = stack_plan.entries(clients)
                 changed = stack_plan.has_changes
         except (ProviderError, ConfigError, StateFormatError) as exc:
@@ -113,7 +124,7 @@ class ProviderRunner:
                 "stale-plan"))
         try:
             clients = self.pool.clients_for(saved.config)
-            with _state_file(cwd, lock=True) as handle:
+            with opened_state(cwd, self.home, lock=True, operation=APPLYING) as handle:
                 state, version = _read(handle, clients)
                 now = (state.lineage, state.serial) if version is not None else None
                 if now != saved.state_version:
@@ -137,31 +148,13 @@ def _configuration(cwd: Path, *, destroy: bool) -> dict[str, Any]:
     """The stack's terraform configuration as the terraform engine wrote it, with its import
     blocks; for a destroy, its providers alone (every object in the state is then deleted)."""
     config: dict[str, Any] = json.loads((cwd / CONFIG_FILE).read_text())
-    if config.get("terraform", {}).get("backend"):
-        raise TerraformError("plan", "", failure=permanent(
-            "this stack keeps its state in a terraform backend (state_backend); the provider engine reads and writes "
-            "state in state_dir only so far: unset state_backend or use engine: terraform", "provider-engine"))
+    config.pop("terraform", None)  # its backend block: the runner's StateHome says where the state lives
     if destroy:
         return {"provider": config.get("provider", {})}
     imports = cwd / IMPORTS_FILE
     if imports.exists():
         config["import"] = json.loads(imports.read_text()).get("import", [])
     return config
-
-
-@contextmanager
-def _state_file(cwd: Path, *, lock: bool) -> Iterator[IO[str]]:
-    """The stack's state file, opened for reading and writing in place, under the lock terraform's
-    local backend takes (a POSIX write lock on the file: terraform and hypergov exclude each other)."""
-    with open(os.open(cwd / STATE_FILE, os.O_RDWR | os.O_CREAT, 0o600), "r+", encoding="utf-8") as handle:
-        if lock:
-            try:
-                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                raise TerraformError("plan", "", failure=classify_text(
-                    "Error acquiring the state lock: the stack's state file is locked by another process",
-                    prefix="provider engine: ")) from exc
-        yield handle
 
 
 class _TypesOf(dict[str, Any]):
@@ -183,27 +176,22 @@ class _TypesOf(dict[str, Any]):
             return default
 
 
-def _read(handle: IO[str], clients: Clients) -> tuple[State, str | None]:
-    """The state in the file and the terraform version that wrote it (None: no state yet)."""
-    handle.seek(0)
+def _read(handle: StateHandle, clients: Clients) -> tuple[State, str | None]:
+    """The stack's state and the terraform version that wrote it (None: no state yet)."""
     text = handle.read()
     if not text.strip():
         return State(), None
     document = json.loads(text)
-    return read_state(document, _TypesOf(clients)), str(document.get("terraform_version") or STATE_WRITER_VERSION)
+    state = read_state(document, _TypesOf(clients), upgrade=upgrader(clients))
+    return state, str(document.get("terraform_version") or STATE_WRITER_VERSION)
 
 
-def _writer(handle: IO[str], clients: Clients, terraform_version: str, *, pool: ProviderPool) -> Any:
+def _writer(handle: StateHandle, clients: Clients, terraform_version: str, *, pool: ProviderPool) -> Any:
     types = _TypesOf(clients)
     writes = [0]
 
     def write(state: State) -> None:
-        text = json.dumps(state_document(state, types, terraform_version=terraform_version), indent=2) + "\n"
-        handle.seek(0)
-        handle.truncate()
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+        handle.write(json.dumps(state_document(state, types, terraform_version=terraform_version), indent=2) + "\n")
         writes[0] += 1
         if writes[0] == 1 and failpoints.armed(IN_APPLY):
             # As the terraform runner's failpoint: the first object is in AWS and in the state; the

@@ -57,7 +57,7 @@ class Runner(Protocol):
     def init(self, cwd: Path, *, force: bool = False) -> None: ...
 
     def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
-             lock: bool = True) -> bool: ...
+             lock: bool = True, refresh: bool = True) -> bool: ...
 
     def show_json(self, cwd: Path, planfile: str) -> dict[str, Any]: ...
 
@@ -114,15 +114,18 @@ class TerraformRunner:
                 lock.verify(cwd)  # the first stack pins the shared lock; the others match it
 
     def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
-             lock: bool = True) -> bool:
+             lock: bool = True, refresh: bool = True) -> bool:
         """Write a saved plan; True when it has changes (`-detailed-exitcode` 2). `lock=False`: a
-        private plan that must never wait for (nor hold) the shared state's lock."""
+        private plan that must never wait for (nor hold) the shared state's lock. `refresh=False`:
+        against the state as last applied (`-refresh=false`)."""
         args = ["plan", "-input=false", "-no-color", "-lock-timeout=60s" if lock else "-lock=false",
                 "-detailed-exitcode", f"-out={out}"]
         if refresh_only:
             args.append("-refresh-only")
         if destroy:
             args.append("-destroy")
+        if not refresh and not refresh_only:
+            args.append("-refresh=false")
         try:
             return self.run(args, cwd=cwd, ok_codes=(0, 2)).returncode == 2
         except TerraformError as exc:

@@ -24,8 +24,9 @@ from engines.plan import Action
 from engines.provider.client import ProviderClient, has_errors
 from engines.provider.pool import ProviderPool
 from engines.showplan import changes_from_show
+from engines.terraform.backend import STATE_NAME as STATE_FILE
 from engines.terraform.errors import TerraformError
-from engines.terraform.provider_runner import STATE_FILE, ProviderRunner
+from engines.terraform.provider_runner import ProviderRunner
 from tests.embedded_endpoint.tfsupport import Terraform
 from tests.engines.test_provider_plugin import _provider_binary
 from tests.engines.test_provider_walk import ML_PROD, _environ, credentialed_terraform, recsys_config

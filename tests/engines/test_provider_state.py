@@ -35,6 +35,7 @@ from engines.provider.state import (
     state_document,
     to_json_value,
 )
+from engines.provider.walk import upgrader
 from tests.embedded_endpoint.tfsupport import Terraform, module_terraform
 from tests.engines.test_provider_plugin import (
     REGION,
@@ -131,3 +132,24 @@ def test_terraform_plans_nothing_on_the_state_the_provider_engine_wrote_and_we_r
     assert instance.attributes["tags"] == {"Project": "nlp", "CostCentre": "CC-2000"}
     live = aws.client("iam", account=ACCOUNT, region=REGION).list_role_tags(RoleName=ROLE)["Tags"]
     assert {t["Key"]: t["Value"] for t in live} == {"Project": "nlp", "CostCentre": "CC-2000"}
+
+
+def test_a_stored_instance_is_upgraded_by_the_provider_as_terraform_reads_state(provider: ProviderClient) -> None:
+    """UpgradeResourceState on every state read (`walk.upgrader`, which the provider runner hands
+    `read_state`): an `aws_db_instance` stored with schema version 0, before the provider had
+    `delete_automated_backups`, comes back at the schema's current version with that attribute
+    true, which the provider's own version-0 upgrader adds (its TestInstanceStateUpgradeV0); what
+    was stored is kept."""
+    upgrade = upgrader({None: provider})
+    schema = provider.schema().resource("aws_db_instance")
+    assert schema.version > 0  # the provider's own schema says the type has been upgraded since version 0
+    stored = {"identifier": "legacy-db", "engine": "mariadb", "instance_class": "db.t2.micro",
+              "allocated_storage": 10, "username": "admin"}
+    document = {"version": 4, "terraform_version": "1.3.0", "lineage": "legacy", "serial": 7, "resources": [
+        {"mode": "managed", "type": "aws_db_instance", "name": "legacy", "provider": AWS_PROVIDER,
+         "instances": [{"schema_version": 0, "attributes": stored}]}]}
+    state = read_state(document, {"aws_db_instance": schema.type}, upgrade=upgrade)
+    [instance] = state.instances
+    assert instance.schema_version == schema.version
+    assert instance.attributes["delete_automated_backups"] is True
+    assert {k: instance.attributes[k] for k in stored} == {**stored, "allocated_storage": Decimal(10)}

@@ -55,3 +55,25 @@ def test_the_state_backend_names_a_key_per_stack(tmp_path: Path) -> None:
     block = state.backend_block("org", s.aws)["s3"]
     # Terraform's S3 backend: native S3 locking (Terraform >= 1.10), no DynamoDB table.
     assert block["use_lockfile"] is True and "dynamodb_table" not in block and block["bucket"] == "acme-hypergov-state"
+
+
+def test_the_provider_engine_works_on_its_own_number_of_stacks_at_once(tmp_path: Path) -> None:
+    """engine: provider has its own limit (its stacks wait on AWS rather than spend CPU), set from
+    the environment like every setting; the terraform and pulumi engines keep `terraform.parallelism`."""
+    absent = str(tmp_path / "absent.yaml")
+    environ = {"HYPERGOV_SETTINGS": absent, "HYPERGOV_TERRAFORM_PARALLELISM": "3",
+               "HYPERGOV_TERRAFORM_PROVIDER_ENGINE_PARALLELISM": "120"}
+    assert load_settings(environ={**environ, "HYPERGOV_ENGINE": "provider"}).stacks_at_once() == 120
+    assert load_settings(environ={**environ, "HYPERGOV_ENGINE": "terraform"}).stacks_at_once() == 3
+    assert load_settings(environ={**environ, "HYPERGOV_ENGINE": "auto"}).stacks_at_once() == 3
+    with pytest.raises(SettingsError, match="provider_engine_parallelism"):
+        load_settings(environ={**environ, "HYPERGOV_TERRAFORM_PROVIDER_ENGINE_PARALLELISM": "0"})
+
+
+def test_only_plan_no_refresh_turns_refreshing_off(tmp_path: Path) -> None:
+    """A settings file that turned refreshing off would make the reconciler apply without seeing drift."""
+    f = tmp_path / "hypergov.yaml"
+    f.write_text("terraform:\n  refresh_while_planning: false\n")
+    with pytest.raises(SettingsError, match="refresh_while_planning"):
+        load_settings(f, environ={})
+    assert load_settings(environ={"HYPERGOV_SETTINGS": str(tmp_path / "absent.yaml")}).terraform.refresh_while_planning

@@ -18,7 +18,6 @@ import pytest
 from embedded_aws import EmbeddedAwsProcess
 from engines.factory import build_engine, provider_engine, terraform_engine
 from engines.plan import Action, Plan, StackName
-from engines.provider.pool import ProviderUnavailableError
 from engines.settings import Settings
 from hypergov.validate import validate_files
 from tests.integration.conftest import CREDENTIALS, PROD, REGION, example_files
@@ -56,7 +55,3 @@ def test_the_provider_engine_applies_the_example_and_terraform_then_has_nothing_
         assert not [c for c in plan.actionable if c.executor == "terraform"], (stack, plan.actionable)
 
 
-def test_with_a_state_backend_the_provider_engine_refuses_by_name(settings: Settings) -> None:
-    tree = validate_files(example_files()).tree
-    with pytest.raises(ProviderUnavailableError, match="state_backend"):
-        provider_engine(settings.model_copy(update={"state_backend": "s3://bucket/prefix"}), tree)

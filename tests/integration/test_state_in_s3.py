@@ -137,8 +137,10 @@ def test_a_project_removed_after_the_state_dir_was_lost_is_destroyed_from_its_s3
     repo.index.commit("speech leaves", author=git.Actor("dev", "dev@example.com"))
     removed = _hypergov(env, tmp_path, "reconcile")
     assert removed.returncode == 0, removed.stdout + removed.stderr
-    [outcome] = [r for r in audit_records(clone) if r["type"] == "outcome" and r["stack"] == "project-speech"
-                 and any(a.startswith("delete ") for a in r["applied"])]
+    deleted = [r for r in audit_records(clone) if r["type"] == "outcome" and r["stack"] == "project-speech"
+               and any(a.startswith("delete ") for a in r["applied"])]
+    assert len(deleted) == 1, removed.stdout + removed.stderr
+    [outcome] = deleted
     assert "delete aws_iam_role.role-lead_ml-prod" in outcome["applied"]
     assert not [r for r in iam.list_roles(PathPrefix="/hypergov/")["Roles"] if r["RoleName"] == "acme-speech-lead"]
 
