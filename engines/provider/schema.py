@@ -9,9 +9,10 @@ itself, list, set and map as a list, set or map of it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from engines.provider.cty import CtyType, CtyValue, ListOf, MapOf, Object, SetOf
 
@@ -134,3 +135,33 @@ def sensitive_mask(block: Block, value: CtyValue) -> object:
         elif (found_one := sensitive_mask(nested.block, inner)):
             mask[name] = found_one
     return mask
+
+
+def sensitive_paths(block: Block, value: CtyValue) -> list[list[dict[str, Any]]]:
+    """The state file's `sensitive_attributes` for an object of `block`, as terraform writes them
+    from the schema's marks: each sensitive attribute's path (`[{"type": "get_attr", "value":
+    "secret"}]`), through list and map blocks by index; a set block that holds one is marked whole
+    (a set's elements have no path). Sorted, so a state is written the same way every time."""
+    paths: list[list[dict[str, Any]]] = []
+
+    def visit(inner_block: Block, inner: CtyValue, prefix: list[dict[str, Any]]) -> None:
+        if not isinstance(inner, dict):
+            return
+        paths.extend([*prefix, {"type": "get_attr", "value": name}]
+                     for name, attribute in inner_block.attributes.items() if attribute.sensitive)
+        for name, nested in inner_block.blocks.items():
+            step, items = [*prefix, {"type": "get_attr", "value": name}], inner.get(name)
+            if nested.nesting == "list" and isinstance(items, list):
+                for i, item in enumerate(items):
+                    visit(nested.block, item, [*step, {"type": "index", "value": {"value": i, "type": "number"}}])
+            elif nested.nesting == "map" and isinstance(items, dict):
+                for key, item in items.items():
+                    visit(nested.block, item, [*step, {"type": "index", "value": {"value": key, "type": "string"}}])
+            elif nested.nesting == "set":
+                if isinstance(items, list) and any(sensitive_mask(nested.block, item) for item in items):
+                    paths.append(step)
+            else:
+                visit(nested.block, items, step)
+
+    visit(block, value, [])
+    return sorted(paths, key=lambda path: json.dumps(path, sort_keys=True))

@@ -131,9 +131,15 @@ def from_json_value(raw: Any, ty: CtyType) -> CtyValue:
     return {name: from_json_value(raw.get(name), t) for name, t in ty.attributes.items()}
 
 
-def state_document(state: State, types: Mapping[str, Object], *, terraform_version: str) -> dict[str, Any]:
+SensitivePaths = Callable[[Instance], list[list[dict[str, Any]]]]  # an instance's `sensitive_attributes`
+
+
+def state_document(state: State, types: Mapping[str, Object], *, terraform_version: str,
+                   sensitive: SensitivePaths | None = None) -> dict[str, Any]:
     """The version-4 document of `state`; `types`: each resource type's object type (its schema),
-    by which the attributes are encoded. Instances of one resource are grouped in one entry."""
+    by which the attributes are encoded; `sensitive`: each instance's `sensitive_attributes` (the
+    schema's sensitive paths, `schema.sensitive_paths`; none without it). Instances of one
+    resource are grouped in one entry."""
     resources: dict[tuple[str, str, str], dict[str, Any]] = {}
     for instance in state.instances:
         entry = resources.setdefault((instance.type, instance.name, instance.provider), {
@@ -141,7 +147,7 @@ def state_document(state: State, types: Mapping[str, Object], *, terraform_versi
             "instances": []})
         body: dict[str, Any] = {"schema_version": instance.schema_version,
                                 "attributes": to_json_value(dict(instance.attributes), types[instance.type]),
-                                "sensitive_attributes": []}
+                                "sensitive_attributes": sensitive(instance) if sensitive else []}
         if instance.index_key is not None:
             body = {"index_key": instance.index_key, **body}
         if instance.private:

@@ -29,7 +29,8 @@ from engines import failpoints
 from engines.outcomes import classify_text, permanent
 from engines.provider.config import ConfigError
 from engines.provider.pool import ProviderPool
-from engines.provider.state import State, StateFormatError, read_state, state_document
+from engines.provider.schema import sensitive_paths
+from engines.provider.state import Instance, State, StateFormatError, read_state, state_document
 from engines.provider.walk import (
     Clients,
     ProviderError,
@@ -188,10 +189,15 @@ def _read(handle: StateHandle, clients: Clients) -> tuple[State, str | None]:
 
 def _writer(handle: StateHandle, clients: Clients, terraform_version: str, *, pool: ProviderPool) -> Any:
     types = _TypesOf(clients)
+    schema = clients[None].schema()
     writes = [0]
 
+    def sensitive(instance: Instance) -> list[list[dict[str, Any]]]:
+        return sensitive_paths(schema.resource(instance.type).block, dict(instance.attributes))
+
     def write(state: State) -> None:
-        handle.write(json.dumps(state_document(state, types, terraform_version=terraform_version), indent=2) + "\n")
+        document = state_document(state, types, terraform_version=terraform_version, sensitive=sensitive)
+        handle.write(json.dumps(document, indent=2) + "\n")
         writes[0] += 1
         if writes[0] == 1 and failpoints.armed(IN_APPLY):
             # As the terraform runner's failpoint: the first object is in AWS and in the state; the

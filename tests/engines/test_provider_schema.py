@@ -4,8 +4,10 @@ prior value, everything configured is taken as configured."""
 
 from __future__ import annotations
 
+import json
+
 from engines.provider.cty import BOOL, NUMBER, STRING, UNKNOWN, CtyValue, ListOf, MapOf, Object, SetOf
-from engines.provider.schema import Attribute, Block, NestedBlock, proposed_new, sensitive_mask
+from engines.provider.schema import Attribute, Block, NestedBlock, proposed_new, sensitive_mask, sensitive_paths
 
 INNER = Block({"name": Attribute(STRING, required=True), "id": Attribute(STRING, computed=True)}, {})
 BLOCK = Block(
@@ -65,3 +67,25 @@ def test_the_sensitive_mask_marks_sensitive_leaves_true_and_omits_the_rest() -> 
     assert sensitive_mask(login, {"name": "n", "password": None, "credential": [], "by_env": {},
                                   "primary": None}) == {}
     assert sensitive_mask(login, None) is False
+
+
+def test_the_sensitive_paths_are_cty_paths_through_list_and_map_blocks_and_a_set_whole() -> None:
+    """The state file's `sensitive_attributes`: one cty path per sensitive attribute (terraform's
+    JSON encoding of cty.Path: `get_attr` steps, `index` steps with a typed key), sorted."""
+    credential = Block({"user": Attribute(STRING, required=True), "secret": Attribute(STRING, sensitive=True)}, {})
+    login = Block({"name": Attribute(STRING, optional=True), "password": Attribute(STRING, sensitive=True)},
+                  {"credential": NestedBlock("list", credential), "by_env": NestedBlock("map", credential),
+                   "keys": NestedBlock("set", credential), "primary": NestedBlock("single", credential)})
+    value = {"name": "n", "password": None, "credential": [{"user": "a", "secret": "s"}],
+             "by_env": {"prod": {"user": "p", "secret": "x"}}, "keys": [{"user": "k", "secret": "z"}],
+             "primary": None}
+
+    def attr(name: str) -> dict[str, object]:
+        return {"type": "get_attr", "value": name}
+
+    assert sensitive_paths(login, value) == sorted([
+        [attr("by_env"), {"type": "index", "value": {"value": "prod", "type": "string"}}, attr("secret")],
+        [attr("credential"), {"type": "index", "value": {"value": 0, "type": "number"}}, attr("secret")],
+        [attr("keys")],
+        [attr("password")],
+    ], key=lambda p: json.dumps(p, sort_keys=True))

@@ -24,7 +24,7 @@ from embedded_aws.terraform import provider_block
 from engines.provider.client import ProviderClient, has_errors
 from engines.provider.cty import DYNAMIC, NUMBER, STRING, Dynamic, ListOf, MapOf, Object, SetOf, Unknown
 from engines.provider.plugin import ProviderProcess
-from engines.provider.schema import proposed_new
+from engines.provider.schema import proposed_new, sensitive_paths
 from engines.provider.state import (
     AWS_PROVIDER,
     Instance,
@@ -153,3 +153,29 @@ def test_a_stored_instance_is_upgraded_by_the_provider_as_terraform_reads_state(
     assert instance.schema_version == schema.version
     assert instance.attributes["delete_automated_backups"] is True
     assert {k: instance.attributes[k] for k in stored} == {**stored, "allocated_storage": Decimal(10)}
+
+
+def test_the_sensitive_attributes_written_are_the_ones_terraform_writes(
+        provider: ProviderClient, aws: EmbeddedAws, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Terraform writes the schema's sensitive attributes of each instance into its
+    `sensitive_attributes` (an access key: its secret and SMTP password); the provider runner
+    writes `schema.sensitive_paths` of the same object, which must be terraform's list."""
+    keys = module_terraform(tmp_path_factory, "provider-state-sensitive")
+    keys.write_config({
+        "terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": "5.100.0"}}},
+        "provider": {"aws": provider_block(aws.endpoint_url, region=REGION, account=ACCOUNT)},
+        "resource": {"aws_iam_user": {"keys": {"name": "sensitive-paths"}},
+                     "aws_iam_access_key": {"key": {"user": "${aws_iam_user.keys.name}"}}}})
+    assert keys.run("init").returncode == 0
+    applied = keys.run("apply", "-auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    written = json.loads((keys.workdir / "terraform.tfstate").read_text())
+    schemas = provider.schema()
+    for entry in written["resources"]:
+        [instance] = entry["instances"]
+        schema = schemas.resource(entry["type"])
+        ours = sensitive_paths(schema.block, from_json_value(instance["attributes"], schema.type))
+        assert ours == sorted(instance["sensitive_attributes"], key=lambda p: json.dumps(p, sort_keys=True)), \
+            entry["type"]
+    assert any(e["type"] == "aws_iam_access_key" and e["instances"][0]["sensitive_attributes"]
+               for e in written["resources"])  # the comparison covered a sensitive attribute
