@@ -122,6 +122,7 @@ class ProviderSchemas:
 
     def __init__(self, response: Any) -> None:
         self._response = response
+        self.serialized = response.SerializeToString  # for a cache of the answer (`ProviderPool`)
         self.provider = schema_from_pb(response.provider)
         self.capabilities = ServerCapabilities(response.server_capabilities.plan_destroy,
                                                response.server_capabilities.get_provider_schema_optional,
@@ -129,6 +130,11 @@ class ProviderSchemas:
         self.diagnostics = diagnostics_from_pb(response.diagnostics)
         self._resources: dict[str, Schema] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ProviderSchemas:
+        """A kept answer (`serialized()`); protobuf's DecodeError when it is not one."""
+        return cls(pb.GetProviderSchema.Response.FromString(data))
 
     @property
     def resource_types(self) -> frozenset[str]:
@@ -191,9 +197,15 @@ def _deferred(response: Any) -> str | None:
 class ProviderClient:
     """Calls on one provider process's channel (`engines.provider.plugin.ProviderProcess.channel`)."""
 
-    def __init__(self, channel: grpc.Channel, *, timeout_s: float = 600.0) -> None:
+    def __init__(self, channel: grpc.Channel, *, timeout_s: float = 600.0,
+                 known_schema: ProviderSchemas | None = None) -> None:
+        """`known_schema`: GetSchema's answer from another process of the same provider build,
+        used instead of asking when that answer said the provider needs no GetSchema call first
+        (`get_provider_schema_optional`, as terraform's own schema cache relies on it)."""
         self._channel, self.timeout_s = channel, timeout_s
-        self._schemas: ProviderSchemas | None = None
+        self._schemas: ProviderSchemas | None = (
+            known_schema if known_schema is not None and known_schema.capabilities.get_provider_schema_optional
+            else None)
         self._lock = threading.Lock()
         self._stubs: dict[str, Callable[..., Any]] = {}
 

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from google.protobuf.message import DecodeError
+
 from engines.outcomes import PermanentError
-from engines.provider.client import ProviderClient, has_errors
+from engines.provider.client import ProviderClient, ProviderSchemas, has_errors
 from engines.provider.config import block_value, unknown_references
 from engines.provider.plugin import ProviderProcess
 from engines.provider.walk import Clients
@@ -62,6 +64,7 @@ class ProviderPool:
     # providers/prepared`; None: not kept): PrepareProviderConfig costs the AWS provider 2-3 s of
     # CPU per process and its answer depends only on the provider build and the block.
     prepared_dir: Path | None = None
+    _schema: ProviderSchemas | None = None  # the build's GetSchema answer: the first process's, or kept
     _clients: dict[str, ProviderClient] = field(default_factory=dict)
     _processes: list[ProviderProcess] = field(default_factory=list)
     _starting: dict[str, threading.Lock] = field(default_factory=dict)
@@ -98,8 +101,9 @@ class ProviderPool:
             process = ProviderProcess.start(self.binary, environ=self.environ)
             with self._lock:
                 self._processes.append(process)
-            client = ProviderClient(process.channel)
+            client = ProviderClient(process.channel, known_schema=self._known_schema())
             value = block_value(client.schema().provider.block, body, unknown_references, f"provider {name}")
+            self._remember_schema(client.schema())
             kept = self._kept(key)
             prepared = kept.read_bytes() if kept is not None and kept.is_file() else None
             diagnostics: tuple[Any, ...] = ()
@@ -116,14 +120,42 @@ class ProviderPool:
                 self._clients[key] = client
             return client
 
-    def _kept(self, block: str) -> Path | None:
-        """Where `block`'s prepared configuration is kept: named by the provider build (its path,
-        size and modification time) and the block."""
+    def _kept(self, block: str, *, suffix: str = ".msgpack") -> Path | None:
+        """Where `block`'s prepared configuration is kept (or with block "" and suffix ".schema",
+        the build's schema): named by the provider build (its path, size and modification time)
+        and the block."""
         if self.prepared_dir is None:
             return None
         built = self.binary.stat()
         identity = f"{self.binary.resolve()}\0{built.st_size}\0{built.st_mtime_ns}\0{block}"
-        return self.prepared_dir / f"{hashlib.sha256(identity.encode()).hexdigest()}.msgpack"
+        return self.prepared_dir / f"{hashlib.sha256(identity.encode()).hexdigest()}{suffix}"
+
+    def _known_schema(self) -> ProviderSchemas | None:
+        """The build's schema from an earlier process of this run, or kept by an earlier run.
+        GetSchema costs the AWS provider ~0.6 s per process; a provider whose answer says it needs
+        no GetSchema call first (`get_provider_schema_optional`) is then not asked again, as
+        terraform's own schema cache does (`ProviderClient(known_schema=)`)."""
+        with self._lock:
+            if self._schema is not None:
+                return self._schema
+        kept = self._kept("", suffix=".schema")
+        if kept is None or not kept.is_file():
+            return None
+        try:
+            schemas = ProviderSchemas.from_bytes(kept.read_bytes())
+        except DecodeError:
+            return None  # a damaged file: ask the provider (and keep its answer again)
+        with self._lock:
+            self._schema = self._schema or schemas
+            return self._schema
+
+    def _remember_schema(self, schemas: ProviderSchemas) -> None:
+        """The first answer of this run is kept for the later processes, and on disk when none was."""
+        with self._lock:
+            first, self._schema = self._schema is None, self._schema or schemas
+        kept = self._kept("", suffix=".schema")
+        if first and kept is not None and not has_errors(schemas.diagnostics):
+            _keep(kept, schemas.serialized())
 
     @property
     def processes(self) -> int:

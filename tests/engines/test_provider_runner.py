@@ -105,30 +105,41 @@ def test_planned_applied_through_the_pool_then_terraform_has_nothing_to_do(
     assert fresh.returncode == 2, fresh.stdout + fresh.stderr
 
 
-def test_a_blocks_prepared_configuration_is_kept_and_a_later_pool_configures_from_it(
+def test_a_blocks_prepared_configuration_and_the_schema_are_kept_and_a_later_pool_starts_from_them(
         config: dict[str, Any], aws: EmbeddedAws, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """PrepareProviderConfig is asked once per provider block and provider build, whatever the
     number of runs: the next pool (new processes) configures from what was kept, and its clients
-    work (the block that assumes a role in ML_PROD reads that account as its caller's)."""
+    work (the block that assumes a role in ML_PROD reads that account as its caller's). GetSchema
+    is not asked again either, since the provider's own answer says it needs no GetSchema call
+    first (`get_provider_schema_optional`, what terraform's schema cache relies on)."""
     prepared: list[str] = []
-    original = ProviderClient.prepare
+    rpcs: list[str] = []
+    original, original_call = ProviderClient.prepare, ProviderClient._call
 
     def counted(self: ProviderClient, value: Any) -> Any:
         prepared.append("asked")
         return original(self, value)
 
+    def sent(self: ProviderClient, method: str, request: Any, response_type: Any) -> Any:
+        rpcs.append(method)
+        return original_call(self, method, request, response_type)
+
     monkeypatch.setattr(ProviderClient, "prepare", counted)
+    monkeypatch.setattr(ProviderClient, "_call", sent)
     blocks = len(config["provider"]["aws"])
     for run in range(2):
+        rpcs.clear()
         pool = ProviderPool(binary=_provider_binary(), environ={**_environ(), **CREDENTIALS},
                             prepared_dir=tmp_path / "prepared")
         try:
             clients = pool.clients_for(config)
             assert len(prepared) == blocks, (run, prepared)  # the second run asks nothing
-            kept = sorted((tmp_path / "prepared").iterdir())
+            kept = sorted((tmp_path / "prepared").glob("*.msgpack"))
             assert len(kept) == blocks and all(p.stat().st_mode & 0o777 == 0o600 for p in kept)
             (assuming,) = [alias for alias in clients if alias is not None]  # the block assuming a role in ML_PROD
             caller = clients[assuming].schema().data_source("aws_caller_identity")
+            assert caller is not None and clients[assuming].schema().capabilities.get_provider_schema_optional
+            assert ("GetSchema" in rpcs) == (run == 0), (run, rpcs)  # asked by the first run's processes only
             read = clients[assuming].read_data("aws_caller_identity", caller.block.null_object())
             assert not has_errors(read.diagnostics) and isinstance(read.new_state, dict), read.diagnostics
             assert read.new_state["account_id"] == ML_PROD
