@@ -239,18 +239,19 @@ class Leases:
         """Give the lease up (others may take it at once), recording `extra` (e.g. done=<pass>)."""
         if held.lost.is_set():
             return
-        read = self.store.read(self._name(held.name))
-        current = Lease.of(read.data) if read else None
-        if read is None or current is None or current.holder != self.me or current.epoch != held.epoch:
-            held.lost.set()
-            return
-        released = Lease(holder="", epoch=held.epoch, duration_s=current.duration_s, renewed_at=_stamp(),
-                         extra={**current.extra, **extra})
-        try:
-            self.store.write(self._name(held.name), released.as_record(), expected=read.etag)
-        except WriteConflict:
-            held.lost.set()
-        held.lost.set()  # released: nothing more is written under it
+        for _ in range(5):  # a write conflict is a renewal the keeper had begun before it dropped the lease
+            read = self.store.read(self._name(held.name))
+            current = Lease.of(read.data) if read else None
+            if read is None or current is None or current.holder != self.me or current.epoch != held.epoch:
+                break
+            released = Lease(holder="", epoch=held.epoch, duration_s=current.duration_s, renewed_at=_stamp(),
+                             extra={**current.extra, **extra})
+            try:
+                self.store.write(self._name(held.name), released.as_record(), expected=read.etag)
+            except WriteConflict:
+                continue
+            break
+        held.lost.set()  # released (or no longer ours): nothing more is written under it
 
     def current(self, lease: str) -> Lease | None:
         read = self.store.read(self._name(lease))

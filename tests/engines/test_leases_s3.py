@@ -105,3 +105,29 @@ def test_a_released_lease_is_taken_at_once_and_keeps_what_was_recorded(records: 
     current = b.current("stacks/project-speech")
     assert current is not None and current.extra == {"done": "pass-1"}
 
+
+
+def test_a_release_that_meets_a_renewal_begun_before_it_still_releases(
+        records: S3Records, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keeper drops a lease before it is released, but a renewal it had already begun may land
+    between the release's read and its conditional write. Seen under load: the release lost that
+    race, the lease stayed held until it expired, and the next pass left the stack alone."""
+    clock = Clock()
+    a, b = _two(records, clock)
+    held = a.try_acquire("stacks/project-speech")
+    assert held is not None
+    original, raced = records.write, []
+
+    def renewal_lands_first(name: str, data: dict[str, object], *, expected: str | None) -> str:
+        if data.get("holder") == "" and not raced:
+            raced.append(name)
+            assert a.renew(held)  # the keeper's renewal, begun before the drop, is written first
+        return original(name, data, expected=expected)
+
+    monkeypatch.setattr(records, "write", renewal_lands_first)
+    a.release(held, done="pass-1")
+    assert raced  # the race happened
+    taken = b.try_acquire("stacks/project-speech")
+    assert taken is not None and taken.epoch == 2  # released all the same: taken at once
+    current = b.current("stacks/project-speech")
+    assert current is not None and current.extra == {"done": "pass-1"}
