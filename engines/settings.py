@@ -198,10 +198,10 @@ class Settings(_Strict):
             raise ValueError(f"{value!r} is not a usable Git branch name (e.g. hypergov/audit)")
         return value
 
-    def stacks_at_once(self) -> int:
-        """How many stacks the chosen engine works on at once (`terraform.parallelism`, or with
-        engine: provider `terraform.provider_engine_parallelism`)."""
-        if self.engine == "provider":
+    def stacks_at_once(self, engine: str | None = None) -> int:
+        """How many stacks `engine` (default: the chosen one) works on at once (`terraform.parallelism`,
+        or with engine: provider `terraform.provider_engine_parallelism`)."""
+        if (engine or self.engine) == "provider":
             return self.terraform.provider_engine_parallelism
         return self.terraform.parallelism
 

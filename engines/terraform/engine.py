@@ -104,7 +104,7 @@ class TerraformEngine:
     @property
     def stacks_at_once(self) -> int:
         """Stacks planned or applied at once (`Settings.stacks_at_once` of this engine's name)."""
-        return self.settings.model_copy(update={"engine": self.name}).stacks_at_once()
+        return self.settings.stacks_at_once(self.name)
 
     @property
     def home(self) -> StateHome:
@@ -206,7 +206,7 @@ class TerraformEngine:
         if not (directory / CONFIG_FILE).exists():
             self.prepare(stack)
         self.runner.init(directory)
-        self.runner.run(["force-unlock", "-force", lock.id], cwd=directory)
+        self.runner.force_unlock(directory, lock.id)
         return lock.id
 
     def plan_prepared(self, prepared: PreparedStack, *, scanned: Sequence[ResourceChange] | None = None) -> Plan:

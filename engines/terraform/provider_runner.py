@@ -75,13 +75,15 @@ class ProviderRunner:
 
     def run(self, args: Sequence[str], *, cwd: Path,
             ok_codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
-        if list(args[:2]) == ["force-unlock", "-force"] and len(args) == 3 and self.home.state is not None:
-            # `break_dead_lock`: the S3 `.tflock` a dead holder left (terraform's or ours), by its ID
-            release_s3_lock(self.home.s3, self.home.state, cwd.name, args[2])
-            return subprocess.CompletedProcess(list(args), 0, "", "")
         raise TerraformError(args[0], "", failure=permanent(
             f"the provider engine runs no terraform command (asked for `terraform {args[0]}`); use engine: terraform",
             "provider-engine"))
+
+    def force_unlock(self, cwd: Path, lock_id: str) -> None:
+        """`break_dead_lock`: the S3 `.tflock` a dead holder left (terraform's or ours), by its ID,
+        as `terraform force-unlock` removes it (a local state's lock dies with its holder)."""
+        if self.home.state is not None:
+            release_s3_lock(self.home.s3, self.home.state, cwd.name, lock_id)
 
     def plan(self, cwd: Path, *, out: str, refresh_only: bool = False, destroy: bool = False,
              lock: bool = True, refresh: bool = True) -> bool:

@@ -63,6 +63,8 @@ class Runner(Protocol):
 
     def apply(self, cwd: Path, planfile: str) -> None: ...
 
+    def force_unlock(self, cwd: Path, lock_id: str) -> None: ...
+
 
 @dataclass(frozen=True)
 class TerraformRunner:
@@ -147,6 +149,10 @@ class TerraformRunner:
             self._apply_and_die(args, cwd=cwd)
             return
         self.run(args, cwd=cwd)
+
+    def force_unlock(self, cwd: Path, lock_id: str) -> None:
+        """`terraform force-unlock -force <ID>`: the stack's lock, when it still holds that ID."""
+        self.run(["force-unlock", "-force", lock_id], cwd=cwd)
 
     def _apply_and_die(self, args: Sequence[str], *, cwd: Path) -> None:
         """The `in-terraform-apply` failpoint: terraform runs in its own process group; at its

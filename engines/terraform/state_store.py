@@ -30,7 +30,7 @@ from typing import IO, Any, Protocol
 from botocore.exceptions import ClientError
 
 from engines.outcomes import classify_text
-from engines.terraform.backend import LOCK_SUFFIX, STATE_NAME, S3State
+from engines.terraform.backend import LOCK_SUFFIX, STATE_NAME, S3State, read_lock
 from engines.terraform.errors import TerraformError
 from engines.terraform.state_home import StateHome
 
@@ -141,18 +141,10 @@ def _take_s3_lock(s3: Any, state: S3State, stack: str, *, operation: str) -> str
 def release_s3_lock(s3: Any, state: S3State, stack: str, lock_id: str) -> bool:
     """Delete the stack's `.tflock` when it holds `lock_id` (terraform's unlock and `force-unlock`
     compare the ID first); False when the lock is gone or another's."""
-    key = state.key(stack) + LOCK_SUFFIX
-    try:
-        held = json.loads(s3.get_object(Bucket=state.bucket, Key=key)["Body"].read())
-    except ClientError as exc:
-        if _code(exc) in ("NoSuchKey", "404"):
-            return False
-        raise
-    except json.JSONDecodeError:
+    held = read_lock(s3, state, stack)
+    if held is None or held.id != lock_id:
         return False
-    if held.get("ID") != lock_id:
-        return False
-    s3.delete_object(Bucket=state.bucket, Key=key)
+    s3.delete_object(Bucket=state.bucket, Key=state.key(stack) + LOCK_SUFFIX)
     return True
 
 
