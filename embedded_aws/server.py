@@ -27,6 +27,14 @@ from embedded_aws.install import ADDED_HOSTS, create_extended_backend_app, insta
 from embedded_aws.middleware import CallLog, EmbeddedAwsMiddleware
 
 
+# Connections the kernel holds for the accept loop. werkzeug listens with 128, and its accept loop
+# shares the GIL with every request thread: a provider engine planning 100 stacks at once opens
+# ~1,000 connections at a time (one per request: see QuietRequestHandler), the queue overflowed
+# (the kernel's ListenOverflows counter) and the AWS provider's reads failed with "connection reset
+# by peer" (11 of 103 stacks of a 100-project first apply). Linux caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 4096
+
+
 class QuietRequestHandler(MotoRequestHandler):
     """No access log line per request (the call log keeps them); errors are still logged.
 
@@ -87,6 +95,7 @@ class ExtendedMotoServer(ThreadedMotoServer):
         try:
             app = self._middleware(CachedDispatcher(create_extended_backend_app))
             self._server = make_server(self._ip_address, self._port, app, True, request_handler=QuietRequestHandler)
+            self._server.socket.listen(LISTEN_BACKLOG)
         except BaseException as exc:  # reported by start(); the thread must not die silently
             self._startup_error = exc
             self._server_ready_event.set()
