@@ -26,7 +26,6 @@ from embedded_aws.handle import EndpointError, EndpointHandle
 from embedded_aws.install import ADDED_HOSTS, create_extended_backend_app, install
 from embedded_aws.middleware import CallLog, EmbeddedAwsMiddleware
 
-
 # Connections the kernel holds for the accept loop. werkzeug listens with 128, and its accept loop
 # shares the GIL with every request thread: a provider engine planning 100 stacks at once opens
 # ~1,000 connections at a time (one per request: see QuietRequestHandler), the queue overflowed

@@ -28,6 +28,7 @@ gets letters, so its id is rewritten once (`instances`).
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -49,6 +50,10 @@ from embedded_aws.sso_roles import (
 )
 
 DEFAULT_SESSION_DURATION = "PT1H"
+# CreatePermissionSet checks the name is free, creates, and gives the new set its ARN: one step
+# for other request threads (the server answers each request on its own thread), or two creates of
+# one name would both succeed.
+_CREATING = threading.Lock()
 MIN_SESSION_S, MAX_SESSION_S = 3600, 43200  # "from 1 hour up to 12 hours"
 _HEX_STORE = re.compile(r"d-[0-9a-f]{10}")
 
@@ -133,7 +138,9 @@ class ExtendedSsoAdminResponse(ModelValidatedResponse, SSOAdminResponse):
     def _permission_set(self, arn: str | None = None) -> PermissionSet:
         instance = self._instance()
         arn = arn or self.param("PermissionSetArn")
-        found = next((p for p in self.backend.permission_sets
+        # A copy: moto's DeletePermissionSet removes from the list another thread may be walking,
+        # and a list's iterator then skips the entry after the removed one.
+        found = next((p for p in tuple(self.backend.permission_sets)
                       if p.instance_arn == instance.instance_arn and p.permission_set_arn == arn), None)
         if found is None:
             raise not_found(f"Could not find PermissionSet with id {arn.rsplit('/', 1)[-1]}")
@@ -173,15 +180,20 @@ class ExtendedSsoAdminResponse(ModelValidatedResponse, SSOAdminResponse):
     def create_permission_set(self) -> ActionResult:  # type: ignore[override]  # moto: str
         instance = self._instance()
         name = self.param("Name")
-        if any(p.name == name and p.instance_arn == instance.instance_arn for p in self.backend.permission_sets):
-            raise conflict(f"PermissionSet with name {name} already exists.")
         duration = self._duration(self.param("SessionDuration", DEFAULT_SESSION_DURATION))
-        created = self.backend.create_permission_set(
-            name=name, description=self.param("Description"), instance_arn=instance.instance_arn,
-            session_duration=duration, relay_state=self.param("RelayState"), tags=[])
-        ps = self.backend.permission_sets[-1]
-        instance_id = instance.instance_arn.rsplit("/", 1)[-1]
-        ps.permission_set_arn = f"arn:{self.partition}:sso:::permissionSet/{instance_id}/ps-{uuid.uuid4().hex[:16]}"
+        with _CREATING:
+            if any(p.name == name and p.instance_arn == instance.instance_arn for p in self.backend.permission_sets):
+                raise conflict(f"PermissionSet with name {name} already exists.")
+            created = self.backend.create_permission_set(
+                name=name, description=self.param("Description"), instance_arn=instance.instance_arn,
+                session_duration=duration, relay_state=self.param("RelayState"), tags=[])
+            # Found by moto's own ARN, not as the list's last entry: under load another create may
+            # have appended since, and the new ARN then went to that set (its creator's ARN named
+            # nothing: "couldn't find resource" in a provider engine apply of 100 stacks at once).
+            ps = next(p for p in self.backend.permission_sets if p.permission_set_arn == created["PermissionSetArn"])
+            instance_id = instance.instance_arn.rsplit("/", 1)[-1]
+            ps.permission_set_arn = \
+                f"arn:{self.partition}:sso:::permissionSet/{instance_id}/ps-{uuid.uuid4().hex[:16]}"
         self.ext.tags[ps.permission_set_arn] = {t["Key"]: t["Value"] for t in self.param("Tags", [])}
         self._changed(ps)
         return self.shaped({"PermissionSet": {**created, "PermissionSetArn": ps.permission_set_arn}})

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from embedded_aws.sso_roles import find_provisioned_role
 
@@ -225,3 +228,42 @@ def test_missing_customer_managed_boundary_fails_provisioning(sso: Any, instance
         InstanceArn=instance, ProvisionPermissionSetRequestId=started["PermissionSetProvisioningStatus"]["RequestId"])
     assert status["PermissionSetProvisioningStatus"]["Status"] == "FAILED"
     assert status["PermissionSetProvisioningStatus"]["FailureReason"]
+
+
+@pytest.fixture
+def threads_switch_often() -> Iterator[None]:
+    """The endpoint runs in this process: its request threads switch every microsecond instead of
+    every 5 ms, so they interleave inside each request as they do on a loaded server."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+
+
+@pytest.mark.usefixtures("threads_switch_often")
+def test_permission_sets_created_at_once_each_keep_their_own_arn(sso: Any, instance: str) -> None:
+    """Creates arriving together (the server answers each on its own thread, as a provider engine
+    applying 100 stacks at once sends them) each answer the ARN of the set they created: described
+    by that ARN, it has the name the create gave. And one name created twice at once is created
+    once (the API reference: ConflictException for a name already in the instance)."""
+    names = [f"burst-{i:03d}" for i in range(200)]
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        arns = list(pool.map(lambda n: sso.create_permission_set(Name=n, InstanceArn=instance)
+                             ["PermissionSet"]["PermissionSetArn"], names))
+    described = [sso.describe_permission_set(InstanceArn=instance, PermissionSetArn=a)["PermissionSet"]["Name"]
+                 for a in arns]
+    assert described == names
+    assert len(set(arns)) == len(names)
+
+    def create_twin(_: int) -> str:
+        try:
+            sso.create_permission_set(Name="twin", InstanceArn=instance)
+            return "created"
+        except ClientError as exc:
+            return str(exc.response["Error"]["Code"])
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        outcomes = sorted(pool.map(create_twin, range(20)))
+    assert outcomes == ["ConflictException"] * 19 + ["created"]
