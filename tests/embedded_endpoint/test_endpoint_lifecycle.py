@@ -45,6 +45,18 @@ def test_start_serves_on_a_free_port_and_stop_frees_it() -> None:
         _ = endpoint.endpoint_url
 
 
+def test_the_listening_socket_queues_thousands_of_connections(aws: EmbeddedAws) -> None:
+    """The kernel's queue of connections waiting for the accept loop is the endpoint's, not
+    werkzeug's 128 (which overflowed at 100 stacks at once: the provider's reads were reset). The
+    kernel's own view of the socket (`ss`, inet_diag: Send-Q of a listening socket is its backlog),
+    capped as Linux caps it at net.core.somaxconn."""
+    port = aws.endpoint_url.rsplit(":", 1)[1]
+    listed = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    backlog = int(listed.split()[2])
+    somaxconn = int(Path("/proc/sys/net/core/somaxconn").read_text())
+    assert backlog == min(4096, somaxconn) and backlog > 128
+
+
 def test_starting_twice_or_on_a_busy_port_is_a_clear_error(aws: EmbeddedAws) -> None:
     port = int(aws.endpoint_url.rsplit(":", 1)[1])
 
