@@ -6,6 +6,7 @@ User errors never print a traceback."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -28,9 +29,43 @@ EXIT_PROBLEMS = 1
 EXIT_USAGE = 1  # not click's 2: 2 means "changes" to CI (terraform's -detailed-exitcode)
 
 
+# The commands of the layers above hypergov's models and rules (stacks, engines, reconciler,
+# usage, the embedded endpoint), each imported when it is run or listed: `hypergov plan` does not
+# load the reconciler's audit trail, the capacity simulator or the usage collector (about half a
+# second of imports for every command; a merge-request plan is meant to take under two).
+LAZY_COMMANDS = {
+    "stacks": "cli.stacks:stacks",
+    "plan": "cli.plan:plan_cmd",
+    "apply": "cli.apply:apply_cmd",
+    "drift": "cli.drift:drift_cmd",
+    "reconcile": "cli.reconcile:reconcile_cmd",
+    "status": "cli.status:status_cmd",
+    "audit": "cli.audit:audit",
+    "access": "cli.access:access_cmd",
+    "import": "cli.import_tree:import_cmd",
+    "codeowners": "cli.codeowners:codeowners_cmd",
+    "embedded-aws": "embedded_aws.command:embedded_aws_command",
+    "capacity": "cli.capacity:capacity",
+    "usage": "cli.usage:usage",
+}
+
+
 class HypergovGroup(click.Group):
     """Click exits 2 on usage errors; hypergov exits 1, so that 2 only ever means changes. Error
-    messages are redacted as every other output is (`cli.output`)."""
+    messages are redacted as every other output is (`cli.output`). The commands of
+    `LAZY_COMMANDS` are imported when asked for (click's documented lazy-loading group)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, attribute = LAZY_COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(module), attribute)
+            if not isinstance(command, click.Command) or command.name != cmd_name:
+                raise RuntimeError(f"{LAZY_COMMANDS[cmd_name]} is not the command {cmd_name!r}")
+            self.add_command(command)
+        return super().get_command(ctx, cmd_name)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
@@ -120,68 +155,6 @@ def schema_cmd(out: Path) -> None:
     """Write JSON Schemas of the config files (for editor completion and checks)."""
     for written in write_schemas(out):
         echo(os.fspath(written))
-
-
-def _add_stacks_group() -> None:
-    from cli.stacks import stacks  # the stacks layer sits above hypergov's models and rules
-
-    main.add_command(stacks)
-
-
-_add_stacks_group()
-
-
-def _add_engine_commands() -> None:
-    from cli.access import access_cmd
-    from cli.apply import apply_cmd  # the engines sit above the stacks
-    from cli.audit import audit
-    from cli.drift import drift_cmd
-    from cli.import_tree import import_cmd
-    from cli.plan import plan_cmd
-    from cli.reconcile import reconcile_cmd
-    from cli.status import status_cmd
-
-    for command in (plan_cmd, apply_cmd, drift_cmd, reconcile_cmd, status_cmd, audit, access_cmd, import_cmd):
-        main.add_command(command)
-
-
-_add_engine_commands()
-
-
-def _add_codeowners_command() -> None:
-    from cli.codeowners import codeowners_cmd  # shares the engine commands' error guard
-
-    main.add_command(codeowners_cmd)
-
-
-_add_codeowners_command()
-
-
-def _add_embedded_aws_command() -> None:
-    from embedded_aws.command import embedded_aws_command  # light: moto loads only when it runs
-
-    main.add_command(embedded_aws_command)
-
-
-_add_embedded_aws_command()
-
-
-def _add_capacity_group() -> None:
-    from cli.capacity import capacity  # quota simulator; matplotlib loads only for --plots
-
-    main.add_command(capacity)
-
-
-_add_capacity_group()
-
-
-def _add_usage_group() -> None:
-    from cli.usage import usage  # the collector's Kubernetes client loads only when it runs
-
-    main.add_command(usage)
-
-
-_add_usage_group()
 
 
 def run() -> None:

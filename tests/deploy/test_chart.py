@@ -42,7 +42,7 @@ from monitoring_crds import errors as monitoring_errors
 from monitoring_crds import is_monitoring
 
 from cli.main import main as hypergov_cli
-from cli.reconcile import DaemonOptions
+from cli.reconcile import DaemonOptions, reconcile_cmd
 from engines.settings import _ENV_KEYS, load_settings
 from engines.terraform.backend import S3State
 from reconciler.webhook import SECRET_ENV
@@ -235,7 +235,7 @@ def test_the_webhook_check_refuses_the_manifests_before_issue_31() -> None:
     assert problems == ["--webhook-host is not given (default 127.0.0.1): the pod's IP does not reach it; "
                         "pass --webhook-host=0.0.0.0"]
     assert listener_problems(BEFORE_ISSUE_31_CONTAINER, BEFORE_ISSUE_31_SERVICE, listener="metrics") == []
-    default = next(p for p in hypergov_cli.commands["reconcile"].params if p.name == "webhook_host")
+    default = next(p for p in reconcile_cmd.params if p.name == "webhook_host")
     assert default.default == "127.0.0.1"  # what an absent --webhook-host means
 
 
