@@ -50,7 +50,7 @@ from engines.hyperpod import driver
 from engines.hyperpod.executor import desired_objects as hyperpod_objects
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import load_valid_tree
-from stacks.graph import ResourceGraph
+from stacks.resource_graph import ResourceGraph
 from stacks.spec import plan_stacks
 
 GOAL_S = 60.0

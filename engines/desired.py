@@ -15,7 +15,7 @@ from typing import Any
 
 from engines.kube import KubeObject, declared_objects
 from engines.type_mappings import MAPPINGS, tf_name
-from stacks.graph import ResourceGraph
+from stacks.resource_graph import ResourceGraph
 
 AWS_PROVIDER = "pulumi:providers:aws"
 

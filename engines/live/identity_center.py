@@ -48,7 +48,7 @@ from engines.type_mappings import tf_name
 from hypergov import naming
 from hypergov.model.common import PERSONAS
 from hypergov.model.tree import GovernanceTree
-from stacks.graph import LOOKUP_PLACEHOLDER
+from stacks.resource_graph import LOOKUP_PLACEHOLDER
 from stacks.spec import StackSpec
 
 PERMISSION_SET = "aws:ssoadmin/permissionSet:PermissionSet"

@@ -21,7 +21,7 @@ from engines.identity_store import MEMBER_ID_READ
 from engines.live.items import ScanFailure
 from engines.live.runner import DEFAULT_CONCURRENCY, CallCounter, ServiceClientFor
 from engines.outcomes import Failure, guarded
-from stacks.graph import LOOKUP_PLACEHOLDER
+from stacks.resource_graph import LOOKUP_PLACEHOLDER
 
 Results = Mapping[str, Any]  # a lookup's result path ("groupId", "arns[0]") -> its value
 

@@ -47,7 +47,7 @@ from engines.terraform.translate import translate
 from engines.terraform.workspace import Workspace
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import ClusterView, StackView, stack_view
-from stacks.graph import ResourceGraph
+from stacks.resource_graph import ResourceGraph
 from stacks.spec import StackSpec, find_stack, plan_stacks
 
 T = TypeVar("T")

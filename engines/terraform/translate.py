@@ -27,7 +27,7 @@ from engines.type_mappings import (
     snake,
     tf_name,
 )
-from stacks.graph import LOOKUP_PLACEHOLDER
+from stacks.resource_graph import LOOKUP_PLACEHOLDER
 
 
 class GraphResource(Protocol):
