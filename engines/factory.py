@@ -16,6 +16,7 @@ from engines.hyperpod.cluster_executor import ClusterExecutor
 from engines.hyperpod.executor import HyperPodExecutor
 from engines.kube import DynamicKubeApi, KubeApi
 from engines.objects import LocalRecords, RecordStore, S3Records
+from engines.outcomes import HypergovError
 from engines.plan import ApplyResult, Plan
 from engines.protocol import Engine
 from engines.provider.pool import ProviderPool, provider_binary
@@ -73,18 +74,41 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
 
 
 def provider_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
-                    environ: dict[str, str] | None = None) -> TerraformEngine:
+                    environ: dict[str, str] | None = None, pool: ProviderPool | None = None) -> TerraformEngine:
     """The terraform engine with the provider runner beneath it (`engine: provider`): the same
     configuration, state, adoption and executors, the AWS provider spoken to directly from one
-    pool of processes for the whole run instead of a terraform process per step."""
+    pool of processes for the whole run instead of a terraform process per step. `pool`: one made
+    before (`provider_pool`), e.g. with a process already starting."""
     engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
-    version, workspace = settings.terraform.provider_version, engine.workspace
-    place = Path(*PROVIDER_ADDR) / version / os_arch()
+    pool = pool if pool is not None else provider_pool(settings, environ=environ)
+    return dataclasses.replace(engine, runner=ProviderRunner(pool, home=engine.home), name="provider")
+
+
+def provider_pool(settings: Settings, *, environ: dict[str, str] | None = None) -> ProviderPool:
+    """The pool of AWS provider processes a provider engine runs on: the provider build the
+    workspace's provider source holds, with the workspace's environment."""
+    tf = settings.terraform
+    source = resolve_provider_source(tf.provider_source, version=tf.provider_version, configured=tf.plugin_mirror)
+    workspace = prepare_workspace(Path(settings.state_dir).resolve(), source)
+    place = Path(*PROVIDER_ADDR) / tf.provider_version / os_arch()
     roots = [workspace.source.mirror] if workspace.source.mirror is not None else []
     binary = provider_binary([root / place for root in [*roots, workspace.plugin_cache]])
-    pool = ProviderPool(binary=binary, environ=workspace.env(environ or dict(os.environ)),
+    return ProviderPool(binary=binary, environ=workspace.env(environ or dict(os.environ)),
                         prepared_dir=workspace.root / PROVIDER_ENGINE_CACHE / "prepared")
-    return dataclasses.replace(engine, runner=ProviderRunner(pool, home=engine.home), name="provider")
+
+
+def warm_provider_pool(settings: Settings, *, environ: dict[str, str] | None = None) -> ProviderPool | None:
+    """With `engine: provider`, its pool with one process already starting (`ProviderPool.start_spare`),
+    for `build_engine(provider_pool=)`; None for any other engine, or when no provider build is
+    found (the engine, made later, says so where it is made)."""
+    if settings.engine != "provider":
+        return None
+    try:
+        pool = provider_pool(settings, environ=environ)
+    except HypergovError:
+        return None
+    pool.start_spare()
+    return pool
 
 
 def reconciler_records(settings: Settings, *, region: str | None = None) -> RecordStore:
@@ -130,23 +154,27 @@ def cluster_executor(settings: Settings, tree: GovernanceTree, *,
 
 
 def build_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
-                 environ: dict[str, str] | None = None, records: RecordStore | None = None) -> Engine:
+                 environ: dict[str, str] | None = None, records: RecordStore | None = None,
+                 pool: ProviderPool | None = None) -> Engine:
     """The engine `settings.engine` selects (`auto`: the engine that owns the org's objects, else
     terraform). Refuses (`EngineOwnedElsewhereError`) when the org's ownership record names the
     other engine; the engine records itself as the owner on its first apply. `records`: the shared
     record store (default: `reconciler_records`). The pulumi engine refuses clearly (permanently)
-    where its CLI is missing."""
+    where its CLI is missing. `pool`: the provider engine's (`warm_provider_pool`), closed when
+    another engine is chosen."""
     if records is None:
         records = reconciler_records(settings, region=tree.org.model.home_region if tree.org else None)
     owner = ownership.owner_of(records)
     choice = settings.resolved_engine(owner=owner.engine if owner else None)
     kind: ownership.EngineKind = "pulumi" if choice == "pulumi" else "terraform"  # provider: terraform's state
+    if pool is not None and choice != "provider":
+        pool.close()
     ownership.require_owner(records, kind)
     engine: Engine
     if choice == "pulumi":
         engine = PulumiEngine(settings=settings, tree=tree, source_commit=source_commit, environ=environ)
     elif choice == "provider":
-        engine = provider_engine(settings, tree, source_commit=source_commit, environ=environ)
+        engine = provider_engine(settings, tree, source_commit=source_commit, environ=environ, pool=pool)
     else:
         engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
     return _claiming_on_first_apply(engine, records, kind)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engines.factory import build_engine, cluster_executor
+from engines.factory import build_engine, cluster_executor, warm_provider_pool
 from engines.hyperpod.cluster_executor import (
     PlannedCluster,
     awaiting_cluster,
@@ -129,15 +129,21 @@ def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | None 
     from hypergov.change_control import approvals_markdown, required_approvals
     from reconciler.clusters import clusters_markdown
 
-    base_files, head_files, base_report, head_report = validated_base_and_head(settings.config_dir, base_ref)
-    head = head_report.tree
-    approvals = required_approvals(base_files, head_files, base_report.tree)
-    mr = scope(base_report.tree, head)
-    declared = declared_clusters(head)
-    clusters = cluster_executor(settings, head).plan(declared) if declared else []
-    arns = live_arns(clusters)  # the stacks bind to each managed cluster's live ARN
-    waiting = awaiting_cluster(with_cluster_arns(head, arns))
-    engine = build_engine(settings, with_cluster_arns(head, arns))
+    pool = warm_provider_pool(settings)  # `engine: provider`: its first process starts while the trees are checked
+    try:
+        base_files, head_files, base_report, head_report = validated_base_and_head(settings.config_dir, base_ref)
+        head = head_report.tree
+        approvals = required_approvals(base_files, head_files, base_report.tree)
+        mr = scope(base_report.tree, head)
+        declared = declared_clusters(head)
+        clusters = cluster_executor(settings, head).plan(declared) if declared else []
+        arns = live_arns(clusters)  # the stacks bind to each managed cluster's live ARN
+        waiting = awaiting_cluster(with_cluster_arns(head, arns))
+        engine = build_engine(settings, with_cluster_arns(head, arns), pool=pool)
+    except BaseException:
+        if pool is not None:  # a daemon planning merge requests must not keep a process per refused one
+            pool.close()
+        raise
     _say(say, f"{len(mr.affected.to_plan)} stack(s) affected, {len(mr.affected.removed)} removed, "
               f"{mr.affected.unchanged} unchanged")
     to_plan = [s for s in mr.affected.to_plan if s not in waiting]

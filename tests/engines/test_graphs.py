@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from engines import graphs
 from engines.graphs import KEEP_PER_STACK, stack_graphs
 from engines.terraform.workspace import copy_for_planning
 from hypergov.stack_views import stack_view
 from hypergov.validate import load_valid_tree
+from stacks import graph as stacks_graph
 from stacks.graph import ResourceGraph, capture_view
 from stacks.spec import StackSpec, find_stack
 
@@ -120,7 +120,7 @@ def test_in_process_captures_never_overlap(tmp_path: Path, monkeypatch: pytest.M
             with guard:
                 running[0] -= 1
 
-    monkeypatch.setattr(graphs, "capture_view", counted)
+    monkeypatch.setattr(stacks_graph, "capture_view", counted)  # where `engines.graphs` imports it when capturing
     start = threading.Barrier(2)
 
     def plan(spec: StackSpec) -> ResourceGraph:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -145,3 +146,44 @@ def test_a_blocks_prepared_configuration_and_the_schema_are_kept_and_a_later_poo
             assert read.new_state["account_id"] == ML_PROD
         finally:
             pool.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_a_spare_started_ahead_serves_the_first_block_and_is_never_left_behind(config: dict[str, Any]) -> None:
+    """`start_spare` starts one provider process before any block needs it (a merge request's
+    plan starts it while the trees are checked): the first block is configured on that very
+    process (no extra process: one per block), its client answers, and `close` stops them all.
+    A spare no block took is stopped by `close` as well."""
+    environ = {**_environ(), **CREDENTIALS}
+    pool = ProviderPool(binary=_provider_binary(), environ=environ)
+    try:
+        pool.start_spare()
+        pool.start_spare()  # one spare at a time
+        spare = pool._spare
+        assert spare is not None
+        spare_pid = spare.result(timeout=60).pid
+        clients = pool.clients_for(config)
+        blocks = len(config["provider"]["aws"])
+        assert pool.processes == blocks
+        pids = [p.pid for p in pool._processes]
+        assert spare_pid in pids
+        caller = clients[None].schema().data_source("aws_caller_identity")
+        assert caller is not None
+        assert not has_errors(clients[None].read_data("aws_caller_identity", caller.block.null_object()).diagnostics)
+    finally:
+        pool.close()
+    assert not any(_running(pid) for pid in pids)
+
+    untaken = ProviderPool(binary=_provider_binary(), environ=environ)
+    untaken.start_spare()
+    starting = untaken._spare
+    untaken.close()  # while it may still be starting
+    assert starting is not None and not _running(starting.result().pid)
+    assert untaken._spare is None and untaken.processes == 0
