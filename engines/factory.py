@@ -73,6 +73,11 @@ def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit:
                            adopt_with=clients, state=state, s3=s3)
 
 
+# Processes a merge request's plan starts before it knows its stacks: a project stack's provider
+# blocks are the org's home account's and the project's own account's.
+WARM_PROCESSES = 2
+
+
 def provider_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
                     environ: dict[str, str] | None = None, pool: ProviderPool | None = None) -> TerraformEngine:
     """The terraform engine with the provider runner beneath it (`engine: provider`): the same
@@ -98,16 +103,16 @@ def provider_pool(settings: Settings, *, environ: dict[str, str] | None = None) 
 
 
 def warm_provider_pool(settings: Settings, *, environ: dict[str, str] | None = None) -> ProviderPool | None:
-    """With `engine: provider`, its pool with one process already starting (`ProviderPool.start_spare`),
-    for `build_engine(provider_pool=)`; None for any other engine, or when no provider build is
-    found (the engine, made later, says so where it is made)."""
+    """With `engine: provider`, its pool with `WARM_PROCESSES` processes already starting
+    (`ProviderPool.start_spares`), for `build_engine(pool=)`; None for any other engine, or when no
+    provider build is found (the engine, made later, says so where it is made)."""
     if settings.engine != "provider":
         return None
     try:
         pool = provider_pool(settings, environ=environ)
     except HypergovError:
         return None
-    pool.start_spare()
+    pool.start_spares(WARM_PROCESSES)
     return pool
 
 

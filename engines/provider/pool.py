@@ -70,19 +70,17 @@ class ProviderPool:
     _starting: dict[str, threading.Lock] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closed: bool = False
-    _spare: Future[ProviderProcess] | None = None  # started ahead of its first use (`start_spare`)
+    _spares: list[Future[ProviderProcess]] = field(default_factory=list)  # started ahead of use (`start_spares`)
 
     def __post_init__(self) -> None:
         atexit.register(self.close)  # the processes run in their own sessions: never leave them behind
 
-    def start_spare(self) -> None:
-        """Start one process now, in the background, for the first provider block that needs
-        one: its start (~0.3-0.4 s: the provider's runtime and the plugin handshake) and the
-        kept schema's read then overlap what the run does first (a merge request's plan checks
-        two trees, ~0.7 s at 1,000 projects) on the other core."""
-        spare: Future[ProviderProcess] = Future()
-
-        def start() -> None:
+    def start_spares(self, count: int) -> None:
+        """Start up to `count` processes now, in the background, for the first provider blocks
+        that need one: their start (~0.3-0.4 s each: the provider's runtime and the plugin
+        handshake) and the kept schema's read then overlap what the run does first (a merge
+        request's plan checks two trees, ~0.7 s at 1,000 projects) on the other core."""
+        def start(spare: Future[ProviderProcess]) -> None:
             try:
                 spare.set_result(ProviderProcess.start(self.binary, environ=self.environ))
                 self._known_schema()
@@ -91,15 +89,17 @@ class ProviderPool:
                     spare.set_exception(exc)
 
         with self._lock:
-            if self._spare is not None or self._closed:
+            if self._closed:
                 return
-            self._spare = spare
-        threading.Thread(target=start, name="provider-spare", daemon=True).start()
+            added = [Future[ProviderProcess]() for _ in range(max(0, count - len(self._spares)))]
+            self._spares.extend(added)
+        for spare in added:
+            threading.Thread(target=start, args=(spare,), name="provider-spare", daemon=True).start()
 
     def _started_process(self) -> ProviderProcess:
-        """The spare when one was started (and started well), else a process started now."""
+        """A spare when one was started (and started well), else a process started now."""
         with self._lock:
-            spare, self._spare = self._spare, None
+            spare = self._spares.pop(0) if self._spares else None
         if spare is not None and spare.exception() is None:
             return spare.result()
         return ProviderProcess.start(self.binary, environ=self.environ)  # says why, if it fails again
@@ -202,10 +202,9 @@ class ProviderPool:
         """Shut every process down (GRPCController.Shutdown, then a signal if one lingers)."""
         with self._lock:
             processes, self._processes, self._closed = self._processes, [], True
-            spare, self._spare = self._spare, None
+            spares, self._spares = self._spares, []
             self._clients.clear()
-        if spare is not None and spare.exception() is None:  # waits for a start under way
-            processes.append(spare.result())
+        processes += [s.result() for s in spares if s.exception() is None]  # waits for starts under way
         for process in processes:
             process.close()
 

@@ -156,34 +156,33 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-def test_a_spare_started_ahead_serves_the_first_block_and_is_never_left_behind(config: dict[str, Any]) -> None:
-    """`start_spare` starts one provider process before any block needs it (a merge request's
-    plan starts it while the trees are checked): the first block is configured on that very
-    process (no extra process: one per block), its client answers, and `close` stops them all.
-    A spare no block took is stopped by `close` as well."""
+def test_spares_started_ahead_serve_the_first_blocks_and_are_never_left_behind(config: dict[str, Any]) -> None:
+    """`start_spares` starts provider processes before any block needs one (a merge request's
+    plan starts them while the trees are checked): the blocks are configured on those very
+    processes (no extra process: one per block), their clients answer, and `close` stops them
+    all. A spare no block took is stopped by `close` as well, even while it is still starting."""
     environ = {**_environ(), **CREDENTIALS}
+    blocks = len(config["provider"]["aws"])
     pool = ProviderPool(binary=_provider_binary(), environ=environ)
     try:
-        pool.start_spare()
-        pool.start_spare()  # one spare at a time
-        spare = pool._spare
-        assert spare is not None
-        spare_pid = spare.result(timeout=60).pid
+        pool.start_spares(blocks)
+        pool.start_spares(blocks)  # no more than asked for
+        spare_pids = {spare.result(timeout=60).pid for spare in pool._spares}
+        assert len(spare_pids) == blocks
         clients = pool.clients_for(config)
-        blocks = len(config["provider"]["aws"])
-        assert pool.processes == blocks
-        pids = [p.pid for p in pool._processes]
-        assert spare_pid in pids
-        caller = clients[None].schema().data_source("aws_caller_identity")
-        assert caller is not None
-        assert not has_errors(clients[None].read_data("aws_caller_identity", caller.block.null_object()).diagnostics)
+        pids = {p.pid for p in pool._processes}
+        assert pids == spare_pids and pool.processes == blocks
+        for client in clients.values():
+            caller = client.schema().data_source("aws_caller_identity")
+            assert caller is not None
+            assert not has_errors(client.read_data("aws_caller_identity", caller.block.null_object()).diagnostics)
     finally:
         pool.close()
     assert not any(_running(pid) for pid in pids)
 
     untaken = ProviderPool(binary=_provider_binary(), environ=environ)
-    untaken.start_spare()
-    starting = untaken._spare
+    untaken.start_spares(1)
+    (starting,) = untaken._spares
     untaken.close()  # while it may still be starting
-    assert starting is not None and not _running(starting.result().pid)
-    assert untaken._spare is None and untaken.processes == 0
+    assert not _running(starting.result().pid)
+    assert untaken._spares == [] and untaken.processes == 0
