@@ -297,8 +297,11 @@ def _merge_request_plan(settings: Settings, base_ref: str, trace: Path | None, *
     from reconciler.merge_request_plan import InvalidMergeRequestError, plan_merge_request
 
     try:
-        trace = trace or collected_trace_file(shared, say=None if quiet else to_stderr)
-        return plan_merge_request(settings, base_ref, trace=trace, terraform_max_stacks=terraform_max_stacks,
+        def collected() -> Path | None:  # read only when the capacity changed (numpy loads with it)
+            return collected_trace_file(shared, say=None if quiet else to_stderr)
+
+        return plan_merge_request(settings, base_ref, trace=trace or collected,
+                                  terraform_max_stacks=terraform_max_stacks,
                                   records=reconciler_records(shared), say=None if quiet else to_stderr,
                                   progress=_plan_progress(quiet))
     except InvalidMergeRequestError as exc:

@@ -121,11 +121,13 @@ def validated_base_and_head(config_dir: Path, base_ref: str
     return base_files, head_files, base_report, head_report
 
 
-def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | None = None,
+def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | Callable[[], Path | None] | None = None,
                        terraform_max_stacks: int = TERRAFORM_MAX_STACKS, records: RecordStore | None = None,
                        say: Say | None = None, progress: Progress[PlanOutcome] | None = None) -> MergeRequestPlan:
     """The merge request's plan of the tree in `settings.config_dir` against `base_ref`; with
-    `records` (and a clean, committed tree, no stack failed) what it shows is recorded there."""
+    `records` (and a clean, committed tree, no stack failed) what it shows is recorded there.
+    `trace`: the jobs the capacity impact replays, or what finds them when the capacity changed
+    (None from it, or no trace: the sample trace)."""
     from hypergov.change_control import approvals_markdown, required_approvals
     from reconciler.clusters import clusters_markdown
 
@@ -164,7 +166,8 @@ def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | None 
     extra = [approvals_markdown(approvals), *_clusters_section(clusters, clusters_markdown)]
     _say(say, f"{len(approvals)} changed file(s) need approval (see the Markdown plan)")
     if mr.capacity_changed:
-        diff = capacity_impact(base_report.tree, head, trace=trace or SAMPLE_TRACE, base_ref=base_ref,
+        jobs = trace() if callable(trace) else trace
+        diff = capacity_impact(base_report.tree, head, trace=jobs or SAMPLE_TRACE, base_ref=base_ref,
                                head_ref="working tree")
         from capacity.render import render_markdown as capacity_markdown
 
