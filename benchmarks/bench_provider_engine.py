@@ -13,10 +13,13 @@ stack applied from nothing by the provider engine (timed: the org's first apply)
     the goal's measure). The terraform engine's first run initialises the stack's directory and is
     not counted.
 (b) an org-wide change (an action added to a persona policy in org.yaml: every project stack's
-    role policies change) planned by the provider engine for every project stack: refreshed and
-    planned by the provider, nothing extrapolated. Checked: every project stack plans an update,
-    and only updates. Terraform: the same change planned for `--sample` project stacks,
-    extrapolated to all of them at its `terraform.parallelism`.
+    role policies change) planned by the provider engine for every project stack: each stack's
+    graph captured anew (timed apart), then refreshed and planned by the provider, nothing
+    extrapolated; then planned again with --no-refresh. Checked: every project stack plans an
+    update, and only updates. The CPU seconds of the refreshed plan per process (hypergov, the
+    provider's processes, the embedded endpoint) say what bounds it on this machine's cores.
+    Terraform: the same change planned for `--sample` project stacks, extrapolated to all of them
+    at its `terraform.parallelism`.
 (c) that change applied: the terraform engine applies its sample's plans (timed), the provider
     engine every other project stack's (timed); each extrapolated per stack to 1,000 projects at
     its parallelism. Afterwards terraform plans nothing for a stack the provider engine applied.
@@ -47,11 +50,15 @@ from benchmarks.bench_drift import CREDENTIALS, baseline_settings, sampled_proje
 from benchmarks.bench_mr import HYPERGOV, change_one_budget, command_env, run_command, write_settings
 from benchmarks.bench_scan_plan import add_persona_permission, commit_org
 from benchmarks.common import org_size_arguments, print_table, quick_sizes, write_results
+from benchmarks.drift_probe import cpu_seconds_of
 from embedded_aws import EmbeddedAwsProcess
 from engines.factory import provider_engine, terraform_engine
 from engines.plan import Action, Failure, Plan, StackName
+from engines.provider.pool import ProviderPool
 from engines.settings import Settings
 from engines.terraform.engine import TerraformEngine
+from engines.terraform.provider_runner import ProviderRunner
+from hypergov.model.tree import GovernanceTree
 from stacks.spec import plan_stacks
 
 GOALS = {"one_stack_plan_s": 2.0, "org_wide_plan_s": 60.0, "apply_speedup": 20.0}
@@ -112,6 +119,49 @@ def update_only(plans: dict[StackName, Any]) -> dict[str, Any]:
     return {"stacks": len(plans), "wrong_count": len(wrong), "wrong": dict(list(wrong.items())[:5]), "ok": not wrong}
 
 
+def org_wide_plan(provider: TerraformEngine, no_refresh: TerraformEngine, stacks: Sequence[StackName], *,
+                  endpoint_pid: int | None) -> tuple[dict[str, Any], dict[StackName, Any]]:
+    """(b): every stack's graph captured anew (the change reaches every project's view), then
+    planned refreshed, then planned again with --no-refresh (the graphs then cached); the CPU
+    seconds each process spent on the refreshed plan: hypergov's, the AWS provider's processes',
+    the embedded endpoint's (all on this machine's cores)."""
+    start = time.perf_counter()
+    provider.graphs(stacks)
+    capture_s = time.perf_counter() - start
+    before = {"hypergov": _own_cpu_s(), "endpoint": cpu_seconds_of(endpoint_pid) if endpoint_pid else 0.0}
+    start = time.perf_counter()
+    planned = provider.plan_many(stacks)
+    plan_s = time.perf_counter() - start
+    cpu = {"hypergov": _own_cpu_s() - before["hypergov"],
+           "provider": sum(cpu_seconds_of(p.pid) for p in _pool_of(provider)._processes),
+           "endpoint": (cpu_seconds_of(endpoint_pid) if endpoint_pid else 0.0) - before["endpoint"]}
+    start = time.perf_counter()
+    unrefreshed_plans = no_refresh.plan_many(stacks)
+    no_refresh_s = time.perf_counter() - start
+    return {"provider_s": round(capture_s + plan_s, 2), "graph_capture_s": round(capture_s, 2),
+            "plan_s": round(plan_s, 2), "check": update_only(planned),
+            "cpu_s": {k: round(v, 1) for k, v in cpu.items()}, "cores": os.cpu_count(),
+            "no_refresh": {"provider_s": round(capture_s + no_refresh_s, 2), "plan_s": round(no_refresh_s, 2),
+                           "check": update_only(unrefreshed_plans)}}, planned
+
+
+def unrefreshed(settings: Settings, tree: GovernanceTree) -> TerraformEngine:
+    """The provider engine planning as `hypergov plan --no-refresh` does (`cli.plan`)."""
+    return provider_engine(settings.model_copy(update={"terraform": settings.terraform.model_copy(
+        update={"refresh_while_planning": False})}), tree)
+
+
+def _own_cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _pool_of(engine: TerraformEngine) -> ProviderPool:
+    runner = engine.runner
+    assert isinstance(runner, ProviderRunner)
+    return runner.pool
+
+
 def scaled(seconds: float, stacks: int, parallelism: int, *, to: int) -> float:
     """`seconds` for `stacks` stacks run `parallelism` at a time, as seconds for `to` stacks."""
     return round(seconds * math.ceil(to / parallelism) / math.ceil(stacks / parallelism), 1)
@@ -139,10 +189,8 @@ def run(*, projects: int, clusters: int, seed: int, sample: int, repeat: int) ->
 
             head = add_persona_permission(root)
             provider = provider_engine(fast, head)
-            start = time.perf_counter()
-            planned = provider.plan_many(projects_of)
-            plan_s = round(time.perf_counter() - start, 2)
-            result["org_wide_plan"] = {"provider_s": plan_s, "check": update_only(planned)}
+            result["org_wide_plan"], planned = org_wide_plan(provider, unrefreshed(fast, head), projects_of,
+                                                             endpoint_pid=endpoint.pid)
 
             chosen = [StackName(s) for s in sampled_projects(projects_of, sample)]
             reference = plan_and_apply(terraform_engine(slow, head), chosen)
@@ -179,8 +227,8 @@ def report(r: dict[str, Any]) -> None:
                 f"{first['apply_s']} s apply ({first['failed_count']} failed)",
                 ["measure", "provider", "terraform", "ratio", "goal"], rows(r))
     if "org_wide_plan" in r:
-        print(f"\norg-wide plan check: provider {r['org_wide_plan']['check']}, terraform "
-              f"{r['org_wide_plan']['terraform']['check']}")
+        print(f"\norg-wide plan check: provider {r['org_wide_plan']['check']}, --no-refresh "
+              f"{r['org_wide_plan']['no_refresh']['check']}, terraform {r['org_wide_plan']['terraform']['check']}")
         print(f"terraform plans after the provider engine's apply: "
               f"{r['org_wide_apply']['terraform_plans_after_provider_apply'] or 'nothing'}")
 
@@ -198,6 +246,11 @@ def rows(r: dict[str, Any]) -> list[list[object]]:
         out.append([f"(b) org-wide plan of {b['check']['stacks']} project stacks, s", b["provider_s"],
                     f"{b['terraform']['extrapolated_s']} (extrapolated)",
                     round(b["terraform"]["extrapolated_s"] / b["provider_s"], 1), f"< {GOALS['org_wide_plan_s']} s"])
+        out.append(["(b) of which graph capture / plan, s", f"{b['graph_capture_s']} / {b['plan_s']}", "", "", ""])
+        out.append(["(b) same, --no-refresh (graphs captured above), s", b["no_refresh"]["provider_s"], "", "", ""])
+        cpu = b["cpu_s"]
+        out.append([f"(b) CPU s of the refreshed plan on {b['cores']} cores: hypergov / provider / endpoint",
+                    f"{cpu['hypergov']} / {cpu['provider']} / {cpu['endpoint']}", "", "", ""])
         c = r["org_wide_apply"]
         out.append([f"(c) org-wide apply, s ({c['provider']['stacks']} / {c['terraform']['stacks']} stacks)",
                     c["provider"]["apply_s"], c["terraform"]["apply_s"], "", ""])
