@@ -29,6 +29,7 @@ from engines.terraform.runner import TerraformRunner
 from engines.terraform.workspace import (
     PROVIDER_ADDR,
     PROVIDER_ENGINE_CACHE,
+    Workspace,
     os_arch,
     prepare_workspace,
     resolve_provider_source,
@@ -53,8 +54,7 @@ def kube_api_factory(settings: Settings) -> Callable[[str], KubeApi | None]:
 def terraform_engine(settings: Settings, tree: GovernanceTree, *, source_commit: str | None = None,
                      environ: dict[str, str] | None = None) -> TerraformEngine:
     tf = settings.terraform
-    source = resolve_provider_source(tf.provider_source, version=tf.provider_version, configured=tf.plugin_mirror)
-    workspace = prepare_workspace(Path(settings.state_dir).resolve(), source)
+    workspace = settings_workspace(settings)
     runner = TerraformRunner(binary=tf.binary, env=workspace.env(environ or dict(os.environ)),
                              provider_lock=workspace.provider_lock)
     partition = tree.org.model.partition if tree.org else "aws"
@@ -85,17 +85,21 @@ def provider_engine(settings: Settings, tree: GovernanceTree, *, source_commit: 
     pool of processes for the whole run instead of a terraform process per step. `pool`: one made
     before (`provider_pool`), e.g. with a process already starting."""
     engine = terraform_engine(settings, tree, source_commit=source_commit, environ=environ)
-    pool = pool if pool is not None else provider_pool(settings, environ=environ)
+    pool = pool if pool is not None else provider_pool(settings, engine.workspace, environ=environ)
     return dataclasses.replace(engine, runner=ProviderRunner(pool, home=engine.home), name="provider")
 
 
-def provider_pool(settings: Settings, *, environ: dict[str, str] | None = None) -> ProviderPool:
-    """The pool of AWS provider processes a provider engine runs on: the provider build the
-    workspace's provider source holds, with the workspace's environment."""
+def settings_workspace(settings: Settings) -> Workspace:
+    """The state directory's shared terraform files for the settings' provider source."""
     tf = settings.terraform
     source = resolve_provider_source(tf.provider_source, version=tf.provider_version, configured=tf.plugin_mirror)
-    workspace = prepare_workspace(Path(settings.state_dir).resolve(), source)
-    place = Path(*PROVIDER_ADDR) / tf.provider_version / os_arch()
+    return prepare_workspace(Path(settings.state_dir).resolve(), source)
+
+
+def provider_pool(settings: Settings, workspace: Workspace, *, environ: dict[str, str] | None = None) -> ProviderPool:
+    """The pool of AWS provider processes a provider engine runs on: the provider build the
+    workspace's provider source holds, with the workspace's environment."""
+    place = Path(*PROVIDER_ADDR) / settings.terraform.provider_version / os_arch()
     roots = [workspace.source.mirror] if workspace.source.mirror is not None else []
     binary = provider_binary([root / place for root in [*roots, workspace.plugin_cache]])
     return ProviderPool(binary=binary, environ=workspace.env(environ or dict(os.environ)),
@@ -109,7 +113,7 @@ def warm_provider_pool(settings: Settings, *, environ: dict[str, str] | None = N
     if settings.engine != "provider":
         return None
     try:
-        pool = provider_pool(settings, environ=environ)
+        pool = provider_pool(settings, settings_workspace(settings), environ=environ)
     except HypergovError:
         return None
     pool.start_spares(WARM_PROCESSES)
