@@ -108,6 +108,19 @@ def sso_role_name_regex(permission_set: str) -> str:
     return f"^{SSO_ROLE_PREFIX}{escaped}_{SSO_ROLE_SUFFIX}$"
 
 
+def sso_role_name_matcher(name_regex: str) -> re.Pattern[str] | None:
+    """The regex `sso_role_name_regex` made for a permission set name (IAM's characters), compiled:
+    anchored and literal but for the suffix's class, it means in Python's `re` what it means in
+    RE2 (a role name holds no newline); None for any other regex, whose meaning in RE2 only the
+    provider knows."""
+    inner = re.fullmatch(re.escape(f"^{SSO_ROLE_PREFIX}") + r"((?:\\[.+\-]|[A-Za-z0-9_=,@])+)"
+                         + re.escape(f"_{SSO_ROLE_SUFFIX}$"), name_regex)
+    if inner is None:
+        return None
+    permission_set = re.sub(r"\\(.)", r"\1", inner.group(1))
+    return re.compile(name_regex) if sso_role_name_regex(permission_set) == name_regex else None
+
+
 def boundary_policy_name(org: str) -> str:
     return f"{org}-hypergov-permissions-boundary"
 

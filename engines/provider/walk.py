@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from engines.plan import Action, ResourceChange
-from engines.provider.client import AttributePath, Diagnostics, ProviderClient, has_errors
+from engines.provider.client import AttributePath, Diagnostics, ProviderClient, ReadState, has_errors
 from engines.provider.config import (
     Reference,
     ResourceConfig,
@@ -54,6 +54,7 @@ from engines.schedule import run_in_dependency_order
 from engines.showplan import change_from_entry
 
 Clients = Mapping[str | None, ProviderClient]  # provider alias (`aws.west`; None: the default) -> configured client
+ReadData = Callable[[ProviderClient, str, CtyValue], ReadState]  # a data source's read: client, type, config
 PARALLELISM = 10  # objects read or applied at once within a stack: terraform's `-parallelism` default
 T = TypeVar("T")
 
@@ -148,9 +149,10 @@ def lookup_in(values: Mapping[str, CtyValue]) -> Callable[[Reference], CtyValue]
 
 
 def plan_stack(clients: Clients, config: Mapping[str, Any], state: State, *, refresh: bool = True,
-               parallelism: int = PARALLELISM) -> StackPlan:
+               parallelism: int = PARALLELISM, read_data: ReadData | None = None) -> StackPlan:
     """What applying `config` over `state` would do, object by object (every object of the state
-    read again first, `parallelism` at a time, unless `refresh` is false)."""
+    read again first, `parallelism` at a time, unless `refresh` is false). `read_data`: how a data
+    source is read at plan time (the run's `DataReads.read`; by default the provider's own read)."""
     plan = StackPlan()
     values: dict[str, CtyValue] = {}
     prior_of = {i.address: i for i in state.instances}
@@ -166,7 +168,7 @@ def plan_stack(clients: Clients, config: Mapping[str, Any], state: State, *, ref
             schema = client.schema().data_source(block.type)
             value = block_value(schema.block, block.body, lookup_in(values), block.address)
             if is_wholly_known(value) and not block.needs & pending:
-                read = client.read_data(block.type, value)
+                read = read_data(client, block.type, value) if read_data else client.read_data(block.type, value)
                 _check(block.address, "read", read.diagnostics)
                 plan.data[block.address] = values[block.address] = read.new_state
             else:

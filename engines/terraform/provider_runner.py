@@ -28,6 +28,7 @@ from typing import Any
 from engines import failpoints
 from engines.outcomes import classify_text, permanent
 from engines.provider.config import ConfigError
+from engines.provider.data_reads import DataReads
 from engines.provider.pool import ProviderPool
 from engines.provider.schema import sensitive_paths
 from engines.provider.state import Instance, State, StateFormatError, read_state, state_document
@@ -67,6 +68,7 @@ class ProviderRunner:
 
     pool: ProviderPool
     home: StateHome = field(default_factory=lambda: StateHome(None))  # where each stack's state lives
+    reads: DataReads = field(default_factory=DataReads)  # the run's data source reads (one role listing shared)
     _saved: dict[Path, _Saved] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -99,7 +101,7 @@ class ProviderRunner:
                 document["resource_drift"] = refresh_entries(clients, state)
                 changed = bool(document["resource_drift"])
             else:
-                stack_plan = plan_stack(clients, config, state, refresh=refresh)
+                stack_plan = plan_stack(clients, config, state, refresh=refresh, read_data=self.reads.read)
                 document["resource_changes"] = stack_plan.entries(clients)
                 changed = stack_plan.has_changes
         except (ProviderError, ConfigError, StateFormatError) as exc:
@@ -118,6 +120,7 @@ class ProviderRunner:
 
     def apply(self, cwd: Path, planfile: str) -> None:
         """Carry out exactly the saved plan; the state written after every object."""
+        self.reads.stop_sharing()  # what is applied may provision roles that later lookups must see
         path = (cwd / planfile).resolve()
         with self._lock:
             saved = self._saved.get(path)
