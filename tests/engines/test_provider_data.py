@@ -82,17 +82,21 @@ def sso_roles(provider: ProviderClient, aws: EmbeddedAws) -> dict[str, str]:
 
 
 def test_a_plans_role_lookups_share_one_listing_and_find_what_the_provider_finds(
-        provider: ProviderClient, sso_roles: dict[str, str]) -> None:
+        provider: ProviderClient, aws: EmbeddedAws, sso_roles: dict[str, str]) -> None:
     """Each lookup's answer equals the provider's own read of the same configuration, and the
-    provider was asked once, for the whole path, for all of them."""
+    provider was asked once, for the whole path, for all of them: two ListRoles pages (IAM's
+    default page is 100 roles) for 130 lookups, where each lookup alone lists both pages."""
     counting, reads = _CountingClient(provider), DataReads()
-    for permission_set, arn in sso_roles.items():
-        config = _roles_config(provider, naming.sso_role_name_regex(permission_set), SSO_PATH)
-        shared, own = reads.read(counting, "aws_iam_roles", config), provider.read_data("aws_iam_roles", config)
-        assert not has_errors(own.diagnostics) and not has_errors(shared.diagnostics)
-        assert shared.new_state == own.new_state
-        assert isinstance(own.new_state, dict) and own.new_state["arns"] == [arn]  # IAM's ARN for the role made
+    configs = {ps: _roles_config(provider, naming.sso_role_name_regex(ps), SSO_PATH) for ps in sso_roles}
+    aws.clear_calls()
+    shared = {ps: reads.read(counting, "aws_iam_roles", config) for ps, config in configs.items()}
+    assert [c["operation"] for c in aws.calls()] == ["ListRoles", "ListRoles"]
     assert [c["name_regex"] for c in counting.sent] == [None]
+    for permission_set, arn in sso_roles.items():
+        own = provider.read_data("aws_iam_roles", configs[permission_set])
+        assert not has_errors(own.diagnostics) and not has_errors(shared[permission_set].diagnostics)
+        assert shared[permission_set].new_state == own.new_state
+        assert isinstance(own.new_state, dict) and own.new_state["arns"] == [arn]  # IAM's ARN for the role made
 
 
 def test_what_the_listing_cannot_answer_is_read_by_the_provider(provider: ProviderClient, aws: EmbeddedAws,
