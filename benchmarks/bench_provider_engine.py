@@ -132,12 +132,12 @@ def org_wide_plan(provider: TerraformEngine, no_refresh: TerraformEngine, stacks
     unrefreshed_plans = no_refresh.plan_many(stacks)
     no_refresh_s = time.perf_counter() - start
     before = {"hypergov": _own_cpu_s(), "endpoint": cpu_seconds_of(endpoint_pid) if endpoint_pid else 0.0}
-    provider_before = sum(cpu_seconds_of(p.pid) for p in _pool_of(provider)._processes)
+    provider_before = sum(cpu_seconds_of(pid) for pid in _pool_of(provider).pids())
     start = time.perf_counter()
     planned = provider.plan_many(stacks)
     plan_s = time.perf_counter() - start
     cpu = {"hypergov": _own_cpu_s() - before["hypergov"],
-           "provider": sum(cpu_seconds_of(p.pid) for p in _pool_of(provider)._processes) - provider_before,
+           "provider": sum(cpu_seconds_of(pid) for pid in _pool_of(provider).pids()) - provider_before,
            "endpoint": (cpu_seconds_of(endpoint_pid) if endpoint_pid else 0.0) - before["endpoint"]}
     return {"provider_s": round(capture_s + plan_s, 2), "graph_capture_s": round(capture_s, 2),
             "plan_s": round(plan_s, 2), "check": update_only(planned),

@@ -70,7 +70,7 @@ def desired_objects(graph: ResourceGraph) -> list[DesiredObject]:
 
 @dataclass(frozen=True)
 class DesiredLookup:
-    """A read a stack's program makes (`stacks.graph.LOOKUPS`), with the place its provider reads
+    """A read a stack's program makes (`stacks.resource_graph.LOOKUPS`), with the place its provider reads
     in: what the objects whose inputs hold its placeholder are resolved with."""
 
     stack: str

@@ -20,7 +20,7 @@ class TypeMapping:
     blocks: frozenset[str] = frozenset()  # Terraform attribute names that are nested blocks
     drop: frozenset[str] = frozenset()  # Pulumi-only inputs with no Terraform counterpart
     id_attribute: str = "id"
-    # A lookup (a Pulumi invoke, `stacks.graph.LOOKUPS`) is a Terraform data source: each result
+    # A lookup (a Pulumi invoke, `stacks.resource_graph.LOOKUPS`) is a Terraform data source: each result
     # path a graph's placeholder names -> the Terraform expression of it, `@` for the data source.
     results: Mapping[str, str] = field(default_factory=dict)
 
@@ -53,7 +53,7 @@ MAPPINGS: dict[str, TypeMapping] = {
     "aws:ssoadmin/accountAssignment:AccountAssignment": TypeMapping("aws_ssoadmin_account_assignment"),
 }
 MAPPINGS_BY_TF = {m.tf_type: m for m in MAPPINGS.values()}
-# The reads a graph may hold (`stacks.graph.LOOKUPS`), as Terraform data sources. A role lookup
+# The reads a graph may hold (`stacks.resource_graph.LOOKUPS`), as Terraform data sources. A role lookup
 # gives exactly one role (`one`: none or two is an error at apply, never a guess).
 DATA_SOURCES: dict[str, TypeMapping] = {
     "aws:identitystore/getGroup:getGroup": TypeMapping(

@@ -31,29 +31,8 @@ from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import StackView, stack_view
 from hypergov.validate import load_valid_tree
 from stacks.program import StackSettings, declare
-from stacks.resource_graph import (  # the graph's data, re-exported: where the capture's callers find it
-    LOOKUP_PLACEHOLDER,
-    LOOKUPS,
-    GraphResource,
-    ResourceGraph,
-    lookup_name,
-    lookup_placeholder,
-)
+from stacks.resource_graph import LOOKUPS, GraphResource, ResourceGraph, lookup_name, lookup_placeholder
 from stacks.spec import find_stack
-
-__all__ = [
-    "LOOKUPS",
-    "LOOKUP_PLACEHOLDER",
-    "PROJECT",
-    "EchoMocks",
-    "GraphResource",
-    "ResourceGraph",
-    "capture_graph",
-    "capture_view",
-    "lookup_name",
-    "lookup_placeholder",
-    "mocked_runtime",
-]
 
 PROJECT = "hypergov"
 _DROPPED_INPUTS = frozenset({"__provider"})  # a dynamic provider's pickled code: not configuration

@@ -1,4 +1,4 @@
-"""The reads of the stacks' programs (`stacks.graph.LOOKUPS`: an identity-store group's or user's
+"""The reads of the stacks' programs (`stacks.resource_graph.LOOKUPS`: an identity-store group's or user's
 id, the role Identity Center provisioned for a permission set) made against live state, and the
 desired objects with their placeholders replaced by what was read: what the scan compares live
 objects with, as terraform's data sources are read before it plans.

@@ -151,14 +151,17 @@ class ProviderPool:
             return client
 
     def _kept(self, block: str, *, suffix: str = ".msgpack") -> Path | None:
-        """Where `block`'s prepared configuration is kept (or with block "" and suffix ".schema",
-        the build's schema): named by the provider build (its path, size and modification time)
-        and the block."""
+        """Where `block`'s prepared configuration is kept: named by the provider build (its path,
+        size and modification time) and the block."""
         if self.prepared_dir is None:
             return None
         built = self.binary.stat()
         identity = f"{self.binary.resolve()}\0{built.st_size}\0{built.st_mtime_ns}\0{block}"
         return self.prepared_dir / f"{hashlib.sha256(identity.encode()).hexdigest()}{suffix}"
+
+    def _schema_file(self) -> Path | None:
+        """Where the build's GetSchema answer is kept (named as a block's, for no block)."""
+        return self._kept("", suffix=".schema")
 
     def _known_schema(self) -> ProviderSchemas | None:
         """The build's schema from an earlier process of this run, or kept by an earlier run.
@@ -168,7 +171,7 @@ class ProviderPool:
         with self._lock:
             if self._schema is not None:
                 return self._schema
-        kept = self._kept("", suffix=".schema")
+        kept = self._schema_file()
         if kept is None or not kept.is_file():
             return None
         try:
@@ -183,7 +186,7 @@ class ProviderPool:
         """The first answer of this run is kept for the later processes, and on disk when none was."""
         with self._lock:
             first, self._schema = self._schema is None, self._schema or schemas
-        kept = self._kept("", suffix=".schema")
+        kept = self._schema_file()
         if first and kept is not None and not has_errors(schemas.diagnostics):
             _keep(kept, schemas.serialized())
 
@@ -191,6 +194,11 @@ class ProviderPool:
     def processes(self) -> int:
         with self._lock:
             return len(self._processes)
+
+    def pids(self) -> list[int]:
+        """The process id of each provider process started so far (for a benchmark's CPU accounting)."""
+        with self._lock:
+            return [process.process.pid for process in self._processes]
 
     def kill(self) -> None:
         """SIGKILL every process at once (a crash test's node failure: no shutdown, no flush)."""

@@ -88,14 +88,22 @@ def check_bucket(s3: Any, state: S3State) -> None:
             "--versioning-configuration Status=Enabled): an overwritten state must be recoverable")
 
 
-def holds_resources(s3: Any, state: S3State, stack: str) -> bool:
-    """Whether the stack's state in S3 records any resource (what terraform would refresh)."""
+def object_or_none(s3: Any, bucket: str, key: str) -> bytes | None:
+    """The object's bytes, or None when there is no such object (any other error raises)."""
     try:
-        body = s3.get_object(Bucket=state.bucket, Key=state.key(stack))["Body"].read()
+        body: bytes = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-            return False
+            return None
         raise
+    return body
+
+
+def holds_resources(s3: Any, state: S3State, stack: str) -> bool:
+    """Whether the stack's state in S3 records any resource (what terraform would refresh)."""
+    body = object_or_none(s3, state.bucket, state.key(stack))
+    if body is None:
+        return False
     try:
         return bool(json.loads(body).get("resources"))
     except (json.JSONDecodeError, AttributeError):
@@ -117,12 +125,9 @@ class StateLock:
 
 def read_lock(s3: Any, state: S3State, stack: str) -> StateLock | None:
     """The stack's `.tflock`, if one is held."""
-    try:
-        body = s3.get_object(Bucket=state.bucket, Key=state.key(stack) + LOCK_SUFFIX)["Body"].read()
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-            return None
-        raise
+    body = object_or_none(s3, state.bucket, state.key(stack) + LOCK_SUFFIX)
+    if body is None:
+        return None
     try:
         info = json.loads(body)
     except json.JSONDecodeError:
@@ -157,13 +162,7 @@ def save_stack_file(s3: Any, state: S3State, stack: str, name: str, body: bytes)
 
 
 def load_stack_file(s3: Any, state: S3State, stack: str, name: str) -> bytes | None:
-    try:
-        body: bytes = s3.get_object(Bucket=state.bucket, Key=_beside(state, stack, name))["Body"].read()
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-            return None
-        raise
-    return body
+    return object_or_none(s3, state.bucket, _beside(state, stack, name))
 
 
 def stacks_in_bucket(s3: Any, state: S3State) -> list[str]:

@@ -30,7 +30,7 @@ from typing import IO, Any, Protocol
 from botocore.exceptions import ClientError
 
 from engines.outcomes import classify_text
-from engines.terraform.backend import LOCK_SUFFIX, STATE_NAME, S3State, read_lock
+from engines.terraform.backend import LOCK_SUFFIX, STATE_NAME, S3State, object_or_none, read_lock
 from engines.terraform.errors import TerraformError
 from engines.terraform.state_home import StateHome
 
@@ -68,13 +68,8 @@ class _S3Handle:
     key: str
 
     def read(self) -> str:
-        try:
-            body: bytes = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
-        except ClientError as exc:
-            if _code(exc) in ("NoSuchKey", "404"):
-                return ""
-            raise
-        return body.decode("utf-8")
+        body = object_or_none(self.s3, self.bucket, self.key)
+        return "" if body is None else body.decode("utf-8")
 
     def write(self, text: str) -> None:
         # as terraform's S3 backend writes it (`encrypt = true` in the backend block hypergov writes)

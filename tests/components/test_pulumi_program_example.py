@@ -25,7 +25,8 @@ from pulumi.runtime import mocks
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from stacks.graph import EchoMocks, GraphResource, ResourceGraph, mocked_runtime
+from stacks.graph import EchoMocks, mocked_runtime
+from stacks.resource_graph import GraphResource, ResourceGraph
 from tests.clusters.cluster_files import GPU_WEST_GROUPS, declared_cluster
 from tests.example_tree import CONFIG
 

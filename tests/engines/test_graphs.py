@@ -17,7 +17,8 @@ from engines.terraform.workspace import copy_for_planning
 from hypergov.stack_views import stack_view
 from hypergov.validate import load_valid_tree
 from stacks import graph as stacks_graph
-from stacks.graph import ResourceGraph, capture_view
+from stacks.graph import capture_view
+from stacks.resource_graph import ResourceGraph
 from stacks.spec import StackSpec, find_stack
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"

@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from example_tree import example_tree
 
 from hypergov.model.tree import GovernanceTree
-from stacks.graph import ResourceGraph, capture_graph
+from stacks.graph import capture_graph
+from stacks.resource_graph import ResourceGraph
 from stacks.spec import plan_stacks
 
 

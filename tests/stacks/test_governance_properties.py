@@ -12,7 +12,7 @@ from hypergov import naming
 from hypergov.model.common import PERSONAS
 from hypergov.model.tree import GovernanceTree
 from hypergov.rules.iam_patterns import overlapping_action, uncovered_action
-from stacks.graph import GraphResource, ResourceGraph
+from stacks.resource_graph import GraphResource, ResourceGraph
 
 ROLE = "aws:iam/role:Role"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"

@@ -25,7 +25,7 @@ from components import namespace_access
 from hypergov import naming
 from hypergov.model.common import PERSONAS, Persona
 from hypergov.model.tree import GovernanceTree
-from stacks.graph import GraphResource, ResourceGraph
+from stacks.resource_graph import GraphResource, ResourceGraph
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 ENTRY = "aws:eks/accessEntry:AccessEntry"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypergov import naming
 from hypergov.model.tree import GovernanceTree
-from stacks.graph import ResourceGraph
+from stacks.resource_graph import ResourceGraph
 
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:"
 

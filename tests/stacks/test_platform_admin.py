@@ -13,7 +13,8 @@ from hypergov import naming
 from hypergov.model.tree import GovernanceTree
 from hypergov.validate import validate_files
 from stacks.affected import affected_stacks
-from stacks.graph import ResourceGraph, capture_graph
+from stacks.graph import capture_graph
+from stacks.resource_graph import ResourceGraph
 from tests.example_tree import example_files
 
 ROLE = "aws:iam/role:Role"

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from engines.kube import DynamicKubeApi, object_from_pulumi, plan_objects
-from stacks.graph import ResourceGraph
+from stacks.resource_graph import ResourceGraph
 
 EVERY_DECLARED_KIND = {
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),

@@ -31,8 +31,9 @@ from pulumi.runtime.sync_await import _sync_await
 from engines.settings import Settings
 from hypergov.validate import load_valid_tree
 from stacks.files import STACK_CONFIG_DIR
-from stacks.graph import PROJECT, GraphResource, ResourceGraph, capture_graph, mocked_runtime
+from stacks.graph import PROJECT, capture_graph, mocked_runtime
 from stacks.program import skipped_message
+from stacks.resource_graph import GraphResource, ResourceGraph
 
 REPO = Path(__file__).resolve().parents[2]
 MAIN = REPO / "__main__.py"

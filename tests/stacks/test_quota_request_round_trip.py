@@ -12,7 +12,7 @@ import pytest
 from engines.hyperpod.executor import desired_objects
 from hypergov.model.tree import GovernanceTree
 from hypergov.stack_views import ClusterView, stack_view
-from stacks.graph import ResourceGraph
+from stacks.resource_graph import ResourceGraph
 
 SAGEMAKER = botocore.session.get_session().get_service_model("sagemaker")
 
