@@ -13,15 +13,24 @@ the identity rules read their bounds from it.
 
 from __future__ import annotations
 
+import atexit
+import json
+import os
+import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import botocore.session
+import botocore
 from annotated_types import Interval, Len
-from botocore.model import ServiceModel, Shape, StructureShape
 from pydantic import GetCoreSchemaHandler, StringConstraints
 from pydantic_core import core_schema
+
+if TYPE_CHECKING:
+    import botocore.session
+    from botocore.model import ServiceModel
 
 
 @cache
@@ -31,17 +40,92 @@ def _service(name: str) -> ServiceModel:
 
 @lru_cache(maxsize=1)
 def _session() -> botocore.session.Session:
+    import botocore.session  # only when a shape is not kept (`_KeptFacts`): its import is ~0.08 s
+
     return botocore.session.get_session()
 
 
-def shape(service: str, shape_name: str) -> Shape:
-    return _service(service).shape_for(shape_name)
+@dataclass(frozen=True)
+class ShapeFacts:
+    """What hypergov reads of a botocore shape: its metadata (min, max, pattern) and its enum."""
+
+    metadata: Mapping[str, Any]
+    enum: tuple[str, ...]
 
 
-def member_shape(service: str, structure: str, member: str) -> Shape:
-    found = shape(service, structure)
-    assert isinstance(found, StructureShape), f"{service} {structure} is not a structure"
-    return found.members[member]
+def shape(service: str, shape_name: str) -> ShapeFacts:
+    return _facts(service, shape_name, None)
+
+
+def member_shape(service: str, structure: str, member: str) -> ShapeFacts:
+    return _facts(service, structure, member)
+
+
+@cache
+def _facts(service: str, shape_name: str, member: str | None) -> ShapeFacts:
+    key = f"{service}/{shape_name}" + (f"/{member}" if member else "")
+    kept = _KEPT.facts.get(key)
+    if kept is not None:
+        return ShapeFacts(kept["metadata"], tuple(kept["enum"]))
+    from botocore.model import StructureShape
+
+    found = _service(service).shape_for(shape_name)
+    if member is not None:
+        assert isinstance(found, StructureShape), f"{service} {shape_name} is not a structure"
+        found = found.members[member]
+    facts = ShapeFacts(dict(found.metadata), tuple(getattr(found, "enum", ())))  # only a string shape has one
+    _KEPT.add(key, facts)
+    return facts
+
+
+class _KeptFacts:
+    """The shapes' facts kept between processes, one file per botocore version: loading the
+    service models (sagemaker's alone is ~40 ms) is a tenth of a second of every hypergov
+    command's start, for a few dozen numbers and patterns. Only speed depends on it: an unreadable
+    file is read from botocore again, an unwritable directory keeps nothing. Not kept when botocore
+    may read models other than its own (`AWS_DATA_PATH`, `~/.aws/models`): the version would not
+    name them."""
+
+    FORMAT = 1
+
+    def __init__(self) -> None:
+        self.path = _kept_path()
+        self.facts: dict[str, dict[str, Any]] = {}
+        self._added = False
+        if self.path is not None:
+            try:
+                loaded = json.loads(self.path.read_text())
+                self.facts = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self.facts = {}
+
+    def add(self, key: str, facts: ShapeFacts) -> None:
+        self.facts[key] = {"metadata": dict(facts.metadata), "enum": list(facts.enum)}
+        if self.path is not None and not self._added:
+            self._added = True
+            atexit.register(self.write)
+
+    def write(self) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=self.path.parent, prefix=".aws-shapes-", delete=False) as out:
+                json.dump(self.facts, out, sort_keys=True)
+            os.replace(out.name, self.path)  # whole or not at all, whoever else writes it
+        except OSError:
+            pass
+
+
+def _kept_path() -> Path | None:
+    if os.environ.get("AWS_DATA_PATH") or (Path.home() / ".aws" / "models").exists():
+        return None
+    base = os.environ.get("HYPERGOV_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
+                                                        "hypergov")
+    return Path(base) / f"aws-shapes-{botocore.__version__}-v{_KeptFacts.FORMAT}.json"
+
+
+_KEPT = _KeptFacts()
 
 
 def anchored(pattern: str) -> str:
@@ -67,8 +151,7 @@ def aws_range(service: str, shape_name: str) -> Interval:
 
 
 def aws_enum_values(service: str, shape_name: str) -> tuple[str, ...]:
-    values: list[str] = shape(service, shape_name).enum
-    return tuple(values)
+    return shape(service, shape_name).enum
 
 
 @dataclass(frozen=True)
