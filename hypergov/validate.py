@@ -62,13 +62,15 @@ def held_until_exit() -> Iterator[None]:
         gc.freeze()
 
 
-def validate_files(files: TreeFiles, *, display_root: str = "config",
-                   reuse: LoadedFiles | None = None) -> ValidationReport:
+def validate_files(files: TreeFiles, *, display_root: str = "config", reuse: LoadedFiles | None = None,
+                   rules_passed: bool = False) -> ValidationReport:
     """Load and run every rule; `reuse` (`hypergov.loader.LoadedFiles`) skips loading files
-    already loaded for another tree (the rules always run on the whole tree)."""
+    already loaded for another tree (the rules always run on the whole tree). `rules_passed`:
+    these very files passed every rule with this very code before (`reconciler.valid_trees`),
+    so only loading is done again."""
     with gc_paused():
         tree, problems = load_tree(files, display_root=display_root, reuse=reuse)
-        problems = problems + run_rules(tree)
+        problems = problems if rules_passed else problems + run_rules(tree)
     return ValidationReport(tree=tree, problems=sorted_problems(problems))
 
 

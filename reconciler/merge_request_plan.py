@@ -47,6 +47,7 @@ from reconciler.merge_request import (
     scope,
 )
 from reconciler.reviewed import LIVE_SCAN, record_reviewed
+from reconciler.valid_trees import VALID_TREES_DIR, known_valid, remember_valid
 
 Say = Callable[[str], None]
 
@@ -91,10 +92,12 @@ def _say(say: Say | None, line: str) -> None:
         say(line)
 
 
-def validated_base_and_head(config_dir: Path, base_ref: str
+def validated_base_and_head(config_dir: Path, base_ref: str, *, valid_trees: Path | None = None,
                             ) -> tuple[dict[str, TreeEntry], dict[str, TreeEntry], ValidationReport, ValidationReport]:
     """The base's and the head's files and reports, both valid (and the head removes no managed
-    cluster), else the error: an invalid head's carries its comment (the problems, file:line)."""
+    cluster), else the error: an invalid head's carries its comment (the problems, file:line).
+    `valid_trees`: the trees known to pass every rule (`reconciler.valid_trees`; a passing head is
+    noted there, the base it becomes once merged is then not checked again)."""
     from hypergov.loader import LoadedFiles
     from hypergov.rules.clusters import removed_managed_clusters
     from hypergov.validate import held_until_exit, shown_root, validate_files
@@ -108,11 +111,14 @@ def validated_base_and_head(config_dir: Path, base_ref: str
         head_report = validate_files(head_files, display_root=shown, reuse=loaded)
         if not head_report.ok:  # the merge request still gets its comment: the problems, file:line
             raise InvalidMergeRequestError(head_report, invalid_tree_markdown(head_report.problems))
+        remember_valid(valid_trees, head_files)
         where = locate_tree(config_dir)
         base_files = read_tree_at(where.repo, base_ref, where.subdir)
-        base_report = validate_files(base_files, display_root=shown, reuse=loaded)
+        base_report = validate_files(base_files, display_root=shown, reuse=loaded,
+                                     rules_passed=known_valid(valid_trees, base_files))
     if not base_report.ok:
         raise BaseTreeInvalidError(f"the tree at {base_ref} is invalid; cannot compare with it")
+    remember_valid(valid_trees, base_files)
     removals = list(removed_managed_clusters(base_report.tree, head_report.tree))  # CLU003: base against head
     if removals:
         raise InvalidMergeRequestError(
@@ -133,7 +139,8 @@ def plan_merge_request(settings: Settings, base_ref: str, *, trace: Path | Calla
 
     pool = warm_provider_pool(settings)  # `engine: provider`: its first process starts while the trees are checked
     try:
-        base_files, head_files, base_report, head_report = validated_base_and_head(settings.config_dir, base_ref)
+        base_files, head_files, base_report, head_report = validated_base_and_head(
+            settings.config_dir, base_ref, valid_trees=Path(settings.state_dir) / VALID_TREES_DIR)
         head = head_report.tree
         approvals = required_approvals(base_files, head_files, base_report.tree)
         mr = scope(base_report.tree, head)
