@@ -118,10 +118,14 @@ class _KeptFacts:
 
 
 def _kept_path() -> Path | None:
-    if os.environ.get("AWS_DATA_PATH") or (Path.home() / ".aws" / "models").exists():
+    """`HYPERGOV_CACHE_DIR`, else `$XDG_CACHE_HOME/hypergov` (when absolute, as the XDG spec
+    says), else `~/.cache/hypergov`; None without a home to find (or where botocore reads models
+    of its own)."""
+    home = Path(os.path.expanduser("~"))
+    if os.environ.get("AWS_DATA_PATH") or not home.is_absolute() or (home / ".aws" / "models").exists():
         return None
-    base = os.environ.get("HYPERGOV_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
-                                                        "hypergov")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = os.environ.get("HYPERGOV_CACHE_DIR") or (Path(xdg) if os.path.isabs(xdg) else home / ".cache") / "hypergov"
     return Path(base) / f"aws-shapes-{botocore.__version__}-v{_KeptFacts.FORMAT}.json"
 
 
