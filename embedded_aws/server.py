@@ -47,7 +47,12 @@ class QuietRequestHandler(MotoRequestHandler):
     "decomposing response: ... use of closed network connection" (status 200, the body lost),
     an error the SDK retries, so a retried CreateRole then met EntityAlreadyExists. Measured with
     the provider reading 400 roles three times each on a loaded machine: ~13 failures unbuffered,
-    none buffered."""
+    none buffered. It still happens, rarely: about one in a thousand ~74 KB ListRoles pages on a
+    loaded machine (session 27; a 1 MiB buffer did no better). The Go client's own transport
+    closes the connection under the read there (aws-sdk-go-v2#2737, seen against AWS itself; the
+    SDK retries net.ErrClosed since #2949): the client's race, not an answer cut short here; with the
+    embedded endpoint's single attempt per call (`embedded_aws.terraform.provider_block`) it fails
+    the call."""
 
     wbufsize = 1 << 16
 

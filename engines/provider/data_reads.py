@@ -37,7 +37,9 @@ class DataReads:
     """ReadDataSource for a run's plans, the account's role listing read once per provider and path."""
 
     def __init__(self) -> None:
-        self._listings: dict[tuple[int, str], Future[ReadState]] = {}
+        # keyed by the client itself, not its id(): a key keeps its client alive, so a later
+        # client (another account's provider) cannot take a dead one's address and its listing
+        self._listings: dict[tuple[ProviderClient, str], Future[ReadState]] = {}
         self._lock = threading.Lock()
         self._sharing = True
 
@@ -64,7 +66,7 @@ class DataReads:
     def _listing(self, client: ProviderClient, widened: dict[str, CtyValue]) -> ReadState | None:
         """The provider's read of every role under the path (the first caller reads, the others
         wait for its answer); None once sharing stopped."""
-        key = (id(client), json.dumps(widened, sort_keys=True, default=str))
+        key = (client, json.dumps(widened, sort_keys=True, default=str))
         with self._lock:
             if not self._sharing:
                 return None
