@@ -87,9 +87,9 @@ def test_a_plans_role_lookups_share_one_listing_and_find_what_the_provider_finds
     (IAM's default page is 100 roles), where each lookup alone lists both pages. Every answer
     names the role IAM made for its permission set, and equals the provider's own read of the same
     configuration; that is compared for the names one regex must tell apart and every tenth other
-    (each own read is two ~74 KB pages, and the embedded endpoint loses such an answer now and
-    then under load, which the provider block's single attempt does not retry: see
-    `embedded_aws.server.QuietRequestHandler`)."""
+    (each own read is two ~74 KB pages, and the provider's Go client loses such an answer now and
+    then under load, aws-sdk-go-v2#2737, which the provider block's single attempt does not retry:
+    see `embedded_aws.server.QuietRequestHandler`)."""
     counting, reads = _CountingClient(provider), DataReads()
     configs = {ps: _roles_config(provider, naming.sso_role_name_regex(ps), SSO_PATH) for ps in sso_roles}
     aws.clear_calls()
